@@ -1,0 +1,17 @@
+// CRC-32C (Castagnoli), the checksum of Leeway's wire headers.
+//
+// Pure function, thread-safe. Matches the standard check value:
+// Crc32c("123456789") == 0xE3069283.
+#ifndef LEEWAY_CORE_COMMON_CRC32C_H_
+#define LEEWAY_CORE_COMMON_CRC32C_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace leeway {
+
+uint32_t Crc32c(const void* data, size_t size);
+
+}  // namespace leeway
+
+#endif  // LEEWAY_CORE_COMMON_CRC32C_H_

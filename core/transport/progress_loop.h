@@ -1,0 +1,94 @@
+// ProgressLoop: one UCP context, one UCP worker, and the one thread that
+// drives them.
+//
+// Every UCX call of a process happens on this thread (the worker is created
+// single-threaded); other threads hand work over with Post(). The thread
+// polls while traffic flows and, after `busy_poll` without events, arms the
+// worker and sleeps on UCX's wakeup fd (plus an eventfd for Post), so an
+// idle process costs no CPU (shared/notes/ucx.md). `on_tick` runs at least
+// every `tick` for deadlines and keepalives.
+//
+// Thread-safety: Post() and Stop() from any thread; the rest only on the
+// loop thread or before Start().
+#ifndef LEEWAY_CORE_TRANSPORT_PROGRESS_LOOP_H_
+#define LEEWAY_CORE_TRANSPORT_PROGRESS_LOOP_H_
+
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace leeway {
+
+class ProgressLoop {
+ public:
+  struct Options {
+    absl::Duration busy_poll = absl::Microseconds(500);
+    absl::Duration tick = absl::Milliseconds(10);
+  };
+
+  static absl::StatusOr<std::unique_ptr<ProgressLoop>> Create(
+      const Options& options);
+  ~ProgressLoop();
+
+  ProgressLoop(const ProgressLoop&) = delete;
+  ProgressLoop& operator=(const ProgressLoop&) = delete;
+
+  ucp_context_h context() const { return context_; }
+  ucp_worker_h worker() const { return worker_; }
+
+  // Starts the thread. `on_tick(now)` runs periodically; `on_stop` runs once
+  // on the loop thread when Stop() is called, before the thread exits.
+  void Start(std::function<void(absl::Time)> on_tick,
+             std::function<void()> on_stop);
+
+  // Queues `fn` to run on the loop thread. Returns false (and drops `fn`)
+  // once the loop is stopping.
+  bool Post(std::function<void()> fn);
+
+  // Stops and joins the thread; idempotent.
+  void Stop();
+
+  bool InLoopThread() const;
+
+  // Loop thread only: progresses the worker (and runs posted work) until
+  // `done()` or `limit` elapses. For orderly shutdown.
+  void ProgressUntil(const std::function<bool()>& done, absl::Duration limit);
+
+ private:
+  ProgressLoop(const Options& options, ucp_context_h context,
+               ucp_worker_h worker, int ucx_fd, int event_fd, int epoll_fd);
+  void Run();
+  bool RunPosted();
+  void Sleep(absl::Duration max_sleep);
+
+  const Options options_;
+  ucp_context_h context_;
+  ucp_worker_h worker_;
+  const int ucx_fd_;
+  const int event_fd_;
+  const int epoll_fd_;
+
+  std::function<void(absl::Time)> on_tick_;
+  std::function<void()> on_stop_;
+  std::thread thread_;
+  std::atomic<bool> stop_requested_{false};
+
+  absl::Mutex mu_;
+  std::deque<std::function<void()>> posted_ ABSL_GUARDED_BY(mu_);
+  bool accepting_ ABSL_GUARDED_BY(mu_) = true;
+};
+
+// UCX status as an absl::Status with `what` as context.
+absl::Status UcsToStatus(ucs_status_t status, const char* what);
+
+}  // namespace leeway
+
+#endif  // LEEWAY_CORE_TRANSPORT_PROGRESS_LOOP_H_

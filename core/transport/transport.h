@@ -1,0 +1,152 @@
+// Transport: Leeway's UCX data plane for one process.
+//
+// Peers connect either through a listener on host:port (sockaddr; for peers
+// on other hosts, always TCP-class in UCX 1.13) or from a UCP worker address
+// exchanged out of band (the coordinator, or a file in tests), which lets
+// co-located peers use shared memory. Every connection starts with the
+// mutual HELLO handshake (hello.h); nothing else is accepted from a peer
+// before it succeeds.
+//
+// Messages are UCP active messages: the 64-byte wire header (wire.h) as the
+// AM header, the payload as AM data. UCX sends small payloads eagerly and
+// large ones by rendezvous; a rendezvous payload is received straight into
+// a buffer the receiver names beforehand (a call's reply buffer, or a
+// handler's BufferProvider), without an extra copy.
+//
+// Every incoming message is validated before use; a bad one gets an ERROR
+// reply and a counter increment (stats()), and a peer that fails the
+// handshake is disconnected. Peer loss (connection reset, or silence for
+// `peer_timeout` while keepalives go unanswered, which also covers shared
+// memory where UCX 1.13 has no peer-failure mode) fails every pending
+// operation with that peer with UNAVAILABLE. Every call has a deadline.
+//
+// Threading: all UCX work runs on one progress thread (progress_loop.h).
+// Public methods are thread-safe; handlers run on the progress thread and
+// must not block (hand work to another thread and Reply() from there).
+//
+// Example:
+//   LEEWAY_ASSIGN_OR_RETURN(auto t, Transport::Create(options));
+//   t->SetHandler(MessageKind::kPull, [&](Message m) { ...; t->Reply(m, h, p); });
+//   LEEWAY_ASSIGN_OR_RETURN(uint16_t port, t->Listen("127.0.0.1", 0));
+//   // elsewhere:
+//   LEEWAY_ASSIGN_OR_RETURN(PeerId peer, client->Connect("127.0.0.1", port));
+//   Ticket call = client->Call(peer, header, request, reply_buffer, deadline);
+#ifndef LEEWAY_CORE_TRANSPORT_TRANSPORT_H_
+#define LEEWAY_CORE_TRANSPORT_TRANSPORT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "core/transport/message.h"
+#include "core/transport/ticket.h"
+#include "core/transport/wire.h"
+
+namespace leeway {
+
+struct TransportOptions {
+  uint64_t job_id = 0;
+  uint32_t rank = 0;
+  // The cluster token; both ends of a connection must hold the same one.
+  std::string token;
+  WireLimits limits;
+  absl::Duration handshake_timeout = absl::Seconds(5);
+  // A peer silent this long is lost; keepalives go out after a quarter.
+  absl::Duration peer_timeout = absl::Seconds(3);
+  absl::Duration busy_poll = absl::Microseconds(500);
+};
+
+// Counters since Create(); read with relaxed loads, for metrics and tests.
+struct TransportStats {
+  uint64_t messages_sent = 0;
+  uint64_t messages_received = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t bad_messages = 0;          // failed validation
+  uint64_t unauthenticated_messages = 0;  // arrived before HELLO succeeded
+  uint64_t handshake_failures = 0;
+  uint64_t peers_lost = 0;
+  uint64_t errors_sent = 0;
+  uint64_t errors_received = 0;
+};
+
+// Supplies the buffer a message's payload lands in, given its header;
+// returning an error rejects the message (the sender gets ERROR).
+using BufferProvider =
+    std::function<absl::StatusOr<absl::Span<uint8_t>>(const WireHeader&)>;
+using MessageHandler = std::function<void(Message)>;
+
+class Transport {
+ public:
+  static absl::StatusOr<std::unique_ptr<Transport>> Create(
+      const TransportOptions& options);
+  // Fails every pending operation with CANCELLED, closes every endpoint,
+  // and stops the progress thread; bounded in time.
+  ~Transport();
+
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // This process's UCP worker address, to publish out of band.
+  absl::StatusOr<std::string> WorkerAddress();
+
+  // Accepts connections on host:port (port 0 picks one); returns the port.
+  absl::StatusOr<uint16_t> Listen(const std::string& host, uint16_t port);
+
+  // Connects and runs the handshake; returns the peer once it succeeded.
+  absl::StatusOr<PeerId> Connect(const std::string& host, uint16_t port);
+  absl::StatusOr<PeerId> ConnectToWorkerAddress(const std::string& address);
+
+  // Handler for incoming requests of `kind` (not HELLO/KEEPALIVE/ERROR,
+  // which the transport handles). Set before peers connect.
+  void SetHandler(MessageKind kind, MessageHandler handler,
+                  BufferProvider provider = nullptr);
+
+  // One-way send. `payload` must stay valid until the ticket is done.
+  Ticket Send(PeerId peer, const WireHeader& header,
+              absl::Span<const uint8_t> payload);
+  // Request/response: the reply's payload lands in `reply_buffer` when it
+  // fits (else in Message::owned). Buffers must stay valid until done.
+  Ticket Call(PeerId peer, const WireHeader& header,
+              absl::Span<const uint8_t> payload,
+              absl::Span<uint8_t> reply_buffer, absl::Time deadline);
+  // Answers `request`. The payload is copied; returns at once.
+  void Reply(const Message& request, const WireHeader& header,
+             absl::Span<const uint8_t> payload);
+  // Answers `request` with ERROR carrying `status`.
+  void ReplyError(const Message& request, const absl::Status& status);
+
+  // The UCX transports the endpoint to `peer` uses, e.g. "tcp/lo" or
+  // "sysv/memory,cma/memory".
+  absl::StatusOr<std::string> PeerTransportName(PeerId peer);
+  // The number of connected, authenticated peers.
+  int ConnectedPeers();
+
+  TransportStats stats() const;
+  const TransportOptions& options() const;
+
+  // Testing hooks: raw frames and connections without a handshake, so that
+  // tests can send what a broken or hostile peer would.
+  absl::StatusOr<PeerId> ConnectWithoutHandshakeForTesting(
+      const std::string& host, uint16_t port);
+  absl::StatusOr<PeerId> ConnectToWorkerAddressWithoutHandshakeForTesting(
+      const std::string& address);
+  Ticket SendRawForTesting(PeerId peer, unsigned am_id,
+                           absl::Span<const uint8_t> header_bytes,
+                           absl::Span<const uint8_t> payload);
+
+  class Impl;
+
+ private:
+  explicit Transport(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace leeway
+
+#endif  // LEEWAY_CORE_TRANSPORT_TRANSPORT_H_

@@ -1,0 +1,38 @@
+"""cuda_library: compile .cu files with nvcc into a static library.
+
+Where the toolkit is absent (see cuda_configure.bzl) the target is an empty
+cc_library, so dependents build either way; they pick their implementation
+with the `leeway_cuda` define set by the `:cuda_enabled` config (see
+//third_party/cuda:BUILD) or, more simply, with CUDA_AVAILABLE.
+"""
+
+load("@local_cuda//:defs.bzl", "CUDA_AVAILABLE", "NVCC")
+
+CUDA_ARCHS = ["80", "90"]
+
+def cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
+    if not CUDA_AVAILABLE:
+        native.cc_library(name = name, hdrs = hdrs, deps = deps, **kwargs)
+        return
+    gencode = " ".join([
+        "-gencode arch=compute_%s,code=sm_%s" % (a, a)
+        for a in CUDA_ARCHS
+    ])
+    objs = []
+    for src in srcs:
+        obj = name + "_" + src.replace("/", "_").replace(".cu", ".o")
+        native.genrule(
+            name = obj + "_nvcc",
+            srcs = [src] + hdrs,
+            outs = [obj],
+            cmd = "%s -std=c++17 -O3 -Xcompiler -fPIC %s -I. -c $(location %s) -o $@" % (NVCC, gencode, src),
+        )
+        objs.append(obj)
+    native.cc_library(
+        name = name,
+        srcs = objs,
+        hdrs = hdrs,
+        deps = deps + ["@local_cuda//:cudart"],
+        linkstatic = True,
+        **kwargs
+    )
