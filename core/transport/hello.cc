@@ -32,25 +32,35 @@ Mac Proof(absl::string_view label, absl::string_view token, uint64_t job_id,
 }  // namespace
 
 std::string EncodeHello(const HelloPayload& hello) {
-  std::string out(kHelloPayloadBytes, '\0');
+  std::string out(kHelloFixedBytes, '\0');
   auto* p = reinterpret_cast<uint8_t*>(out.data());
   p[0] = static_cast<uint8_t>(hello.stage);
+  StoreLE32(p + 4, static_cast<uint32_t>(hello.address.size()));
   std::memcpy(p + 8, hello.nonce.data(), kNonceBytes);
   std::memcpy(p + 8 + kNonceBytes, hello.mac.data(), kMacBytes);
+  out += hello.address;
   return out;
 }
 
 absl::StatusOr<HelloPayload> DecodeHello(absl::Span<const uint8_t> payload) {
-  if (payload.size() != kHelloPayloadBytes) {
+  if (payload.size() < kHelloFixedBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "HELLO payload is ", payload.size(), " bytes, want ", kHelloPayloadBytes));
+        "HELLO payload is ", payload.size(), " bytes, want at least ",
+        kHelloFixedBytes));
+  }
+  const uint32_t address_bytes = LoadLE32(payload.data() + 4);
+  if (address_bytes > kMaxHelloAddressBytes ||
+      payload.size() != kHelloFixedBytes + address_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "HELLO address of ", address_bytes, " bytes in a payload of ",
+        payload.size()));
   }
   const uint8_t stage = payload[0];
   if (stage < static_cast<uint8_t>(HelloStage::kClientHello) ||
       stage > static_cast<uint8_t>(HelloStage::kWelcome)) {
     return absl::InvalidArgumentError(absl::StrCat("HELLO stage ", stage));
   }
-  for (int i = 1; i < 8; ++i) {
+  for (int i = 1; i < 4; ++i) {
     if (payload[i] != 0) {
       return absl::InvalidArgumentError("HELLO reserved bytes are not zero");
     }
@@ -59,6 +69,12 @@ absl::StatusOr<HelloPayload> DecodeHello(absl::Span<const uint8_t> payload) {
   hello.stage = static_cast<HelloStage>(stage);
   std::memcpy(hello.nonce.data(), payload.data() + 8, kNonceBytes);
   std::memcpy(hello.mac.data(), payload.data() + 8 + kNonceBytes, kMacBytes);
+  hello.address.assign(
+      reinterpret_cast<const char*>(payload.data() + kHelloFixedBytes),
+      address_bytes);
+  if (!hello.address.empty() && hello.stage != HelloStage::kClientHello) {
+    return absl::InvalidArgumentError("only HELLO stage 1 carries an address");
+  }
   return hello;
 }
 

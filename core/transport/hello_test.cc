@@ -27,6 +27,20 @@ TEST_CASE("HELLO payload round-trips and rejects malformed bytes") {
   auto bad_reserved = raw;
   bad_reserved[3] = 1;
   CHECK(!DecodeHello(bad_reserved).ok());
+  // An address length that disagrees with the payload.
+  auto bad_length = raw;
+  bad_length[4] = 5;
+  CHECK(!DecodeHello(bad_length).ok());
+  // Only stage 1 may carry an address.
+  HelloPayload with_address = hello;
+  with_address.address = "worker-address";
+  const std::string stage2 = EncodeHello(with_address);
+  CHECK(!DecodeHello(std::vector<uint8_t>(stage2.begin(), stage2.end())).ok());
+  with_address.stage = HelloStage::kClientHello;
+  const std::string stage1 = EncodeHello(with_address);
+  auto decoded1 = DecodeHello(std::vector<uint8_t>(stage1.begin(), stage1.end()));
+  REQUIRE(decoded1.ok());
+  CHECK(decoded1->address == "worker-address");
 }
 
 TEST_CASE("proofs depend on token, job, nonces and role") {

@@ -8,7 +8,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "core/common/logging.h"
+#include "core/transport/ucx_tls.h"
 
 namespace leeway {
 
@@ -39,11 +42,45 @@ absl::Status UcsToStatus(ucs_status_t status, const char* what) {
   }
 }
 
+namespace {
+
+// The UCX_TLS value UCX parsed (from the environment or its default).
+std::string ConfiguredTransports(const ucp_config_t* config) {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* stream = open_memstream(&text, &size);
+  if (stream == nullptr) return "all";
+  ucp_config_print(config, stream, nullptr, UCS_CONFIG_PRINT_CONFIG);
+  fclose(stream);
+  std::string tls = "all";
+  for (absl::string_view line :
+       absl::StrSplit(absl::string_view(text, size), '\n')) {
+    if (absl::ConsumePrefix(&line, "UCX_TLS=")) tls = std::string(line);
+  }
+  free(text);
+  return tls;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<ProgressLoop>> ProgressLoop::Create(
     const Options& options) {
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return UcsToStatus(st, "ucp_config_read");
+  if (!options.allow_cma) {
+    const std::string tls = ConfiguredTransports(config);
+    const std::string safe = TransportListWithoutCma(tls);
+    if (safe != tls) {
+      st = ucp_config_modify(config, "TLS", safe.c_str());
+      if (st != UCS_OK) {
+        ucp_config_release(config);
+        return UcsToStatus(st, "ucp_config_modify(TLS)");
+      }
+      LEEWAY_LOG(DEBUG) << "UCX transports " << tls << " -> " << safe
+                        << " (CMA aborts survivors when a peer dies)";
+    }
+  }
 
   ucp_params_t params;
   std::memset(&params, 0, sizeof(params));

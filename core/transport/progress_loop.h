@@ -32,6 +32,8 @@ class ProgressLoop {
   struct Options {
     absl::Duration busy_poll = absl::Microseconds(500);
     absl::Duration tick = absl::Milliseconds(10);
+    // Use CMA when UCX_TLS allows it (see ucx_tls.h for why not by default).
+    bool allow_cma = false;
   };
 
   static absl::StatusOr<std::unique_ptr<ProgressLoop>> Create(

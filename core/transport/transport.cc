@@ -219,6 +219,10 @@ void Transport::Impl::StartSend(Session* session, unsigned am_id,
                                 absl::Span<const uint8_t> payload) {
   ctx->bytes = payload.size();
   sends_in_flight_.insert(ctx);
+  if (session->ep == nullptr) {
+    OnSendDone(ctx, UCS_ERR_NOT_CONNECTED);
+    return;
+  }
   ucp_request_param_t param;
   std::memset(&param, 0, sizeof(param));
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
@@ -246,6 +250,9 @@ void Transport::Impl::SendCallback(void* request, ucs_status_t status,
 void Transport::Impl::OnSendDone(SendContext* ctx, ucs_status_t status) {
   sends_in_flight_.erase(ctx);
   const absl::Status result = UcsToStatus(status, "send");
+  if (!result.ok() && status != UCS_ERR_CANCELED) {
+    OnTransferError(ctx->peer, result);
+  }
   if (result.ok()) {
     counters_.messages_sent.fetch_add(1, kRelaxed);
     counters_.bytes_sent.fetch_add(ctx->bytes, kRelaxed);
@@ -277,6 +284,7 @@ void Transport::Impl::SendOwned(Session* session, const WireHeader& header,
 
 void Transport::Impl::SendError(Session* session, const WireHeader* about,
                                 const absl::Status& status) {
+  if (session->ep == nullptr) return;  // nowhere safe to send it
   WireHeader header;
   header.kind = MessageKind::kError;
   if (about != nullptr && about->expects_reply()) {
@@ -332,6 +340,7 @@ void Transport::Impl::StartCall(Session* session, const WireHeader& header,
   const uint64_t call_id = next_call_id_++;
   PendingCall& call = calls_[call_id];
   call.peer = session->id;
+  call.kind = header.kind;
   call.deadline = deadline;
   call.reply_buffer = reply_buffer;
   call.done = std::move(done);
@@ -390,6 +399,35 @@ void Transport::Impl::OnTick(absl::Time now) {
     FinishCallIfReady(id);
   }
   CheckSessions(now);
+  ReleaseOrphans(now);
+  PollCloses(now);
+}
+
+void Transport::Impl::ReleaseOrphans(absl::Time now) {
+  std::vector<uint64_t> calls;
+  for (SendContext* ctx : sends_in_flight_) {
+    if (now < ctx->orphaned_after) continue;
+    if (ctx->has_ticket) {
+      ctx->ticket.Complete(absl::UnavailableError(
+          absl::StrCat("peer ", ctx->peer, " lost during the send")));
+    }
+    if (ctx->call_id != 0) calls.push_back(ctx->call_id);
+    ctx->call_id = 0;
+    ctx->orphaned_after = absl::InfiniteFuture();
+  }
+  for (uint64_t id : calls) {
+    auto it = calls_.find(id);
+    if (it != calls_.end()) it->second.send_done = true;
+  }
+  for (RecvContext* ctx : recvs_in_flight_) {
+    if (now < ctx->orphaned_after || ctx->call_id == 0) continue;
+    auto it = calls_.find(ctx->call_id);
+    if (it != calls_.end()) it->second.receiving = false;
+    calls.push_back(ctx->call_id);
+    ctx->call_id = 0;
+    ctx->orphaned_after = absl::InfiniteFuture();
+  }
+  for (uint64_t id : calls) FinishCallIfReady(id);
 }
 
 void Transport::Impl::OnStop() {
@@ -402,8 +440,13 @@ void Transport::Impl::OnStop() {
   for (auto& entry : sessions_) all.push_back(entry.second.get());
   for (Session* session : all) Disconnect(session, "transport shutting down");
   // Closing endpoints cancels their requests; give UCX a bounded moment.
-  loop_->ProgressUntil([this] { return closing_endpoints_ == 0; },
-                       absl::Seconds(1));
+  PollCloses(absl::InfiniteFuture());  // close lingering endpoints now
+  loop_->ProgressUntil(
+      [this] {
+        PollCloses(absl::Now());
+        return closing_requests_.empty();
+      },
+      absl::Seconds(1));
   std::vector<uint64_t> ids;
   for (auto& entry : calls_) ids.push_back(entry.first);
   for (uint64_t id : ids) {

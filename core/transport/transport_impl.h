@@ -35,6 +35,14 @@ namespace leeway {
 // counted and answered instead of being dropped silently by UCX.
 constexpr unsigned kAmIdSlots = 32;
 
+// How long a lost peer's requests may stay uncancelled by UCX (UCX 1.13 does
+// not always cancel rendezvous sends on force-closed shared-memory
+// endpoints) before their tickets complete anyway.
+constexpr absl::Duration kOrphanLinger = absl::Seconds(1);
+
+// How long a refused peer's endpoint stays open for the ERROR we sent it.
+constexpr absl::Duration kErrorLinger = absl::Milliseconds(500);
+
 class Transport::Impl {
  public:
   Impl(const TransportOptions& options, std::unique_ptr<ProgressLoop> loop);
@@ -75,9 +83,15 @@ class Transport::Impl {
   enum class SessionState { kNew, kChallenged, kReady };
   struct Session {
     PeerId id = 0;
+    // Our own endpoint to the peer: every send goes through it. Null for a
+    // peer that reached us by worker address until its HELLO names its
+    // address; we never send on UCX's reply endpoints, which UCX 1.13 may
+    // free when a shared-memory peer dies.
     ucp_ep_h ep = nullptr;
-    bool owns_ep = false;  // we created it (connect or listener accept)
-    bool outbound = false;  // we connected; we send keepalives
+    // Endpoints whose incoming messages are this peer's (peer_by_ep_ keys).
+    std::vector<ucp_ep_h> receive_keys;
+    bool outbound = false;  // we connected
+    bool keepalives = true;  // outbound only: probe the peer when quiet
     SessionState state = SessionState::kNew;
     std::string description;
     uint32_t peer_rank = 0;
@@ -91,6 +105,7 @@ class Transport::Impl {
   using CallDone = std::function<void(absl::Status, Message)>;
   struct PendingCall {
     PeerId peer = 0;
+    MessageKind kind = MessageKind::kKeepalive;
     absl::Time deadline;
     absl::Span<uint8_t> reply_buffer;
     CallDone done;
@@ -110,6 +125,9 @@ class Transport::Impl {
     bool has_ticket = false;
     Ticket ticket;
     size_t bytes = 0;
+    // Set when the peer is lost: past this time the operation is reported
+    // failed even if UCX never cancels the request (see ReleaseOrphans).
+    absl::Time orphaned_after = absl::InfiniteFuture();
   };
   struct HandlerEntry {
     MessageHandler handler;
@@ -120,6 +138,7 @@ class Transport::Impl {
     Message message;
     uint64_t call_id = 0;  // nonzero: the reply of this call
     std::shared_ptr<HandlerEntry> handler;
+    absl::Time orphaned_after = absl::InfiniteFuture();
   };
   struct AmSlot {
     Impl* impl = nullptr;
@@ -164,10 +183,14 @@ class Transport::Impl {
   void OnRecvDone(RecvContext* ctx, ucs_status_t status);
 
   // transport_session.cc
-  Session* NewSession(ucp_ep_h ep, bool owns_ep, bool outbound,
-                      std::string description);
+  Session* NewSession(ucp_ep_h ep, bool outbound, std::string description);
+  void AddReceiveKey(Session* session, ucp_ep_h ep);
+  // The session of an incoming message: a HELLO reply belongs to the peer
+  // of its call (and teaches us the endpoint it came by); anything else to
+  // the peer its endpoint is known for, or to a new unauthenticated one.
+  Session* SessionOf(ucp_ep_h reply_ep, const WireHeader* header);
+  absl::StatusOr<ucp_ep_h> CreateEndpointToAddress(const std::string& address);
   Session* FindSession(PeerId peer);
-  Session* SessionForEp(ucp_ep_h ep);
   void StartConnect(const ConnectTarget& target, bool handshake,
                     Ticket ticket);
   void OnChallenge(PeerId peer, absl::Status status, Message reply);
@@ -177,7 +200,19 @@ class Transport::Impl {
                       absl::Span<const uint8_t> payload);
   void CheckSessions(absl::Time now);
   void PeerLost(Session* session, const absl::Status& why);
-  void Disconnect(Session* session, const std::string& why);
+  // Forgets the peer and closes our endpoint to it; with `linger`, the close
+  // waits (at most that long) for sends in flight, so that an ERROR just
+  // sent still arrives.
+  void Disconnect(Session* session, const std::string& why,
+                  absl::Duration linger = absl::ZeroDuration());
+  // Closes lingering endpoints whose time came; frees finished closes.
+  void PollCloses(absl::Time now);
+  // A failed send or receive means UCX may have invalidated the endpoint:
+  // forget the peer before anything else uses it.
+  void OnTransferError(PeerId peer, const absl::Status& status);
+  // Operations with a lost peer whose requests UCX has not cancelled within
+  // kOrphanLinger are reported failed; their contexts stay until UCX lets go.
+  void ReleaseOrphans(absl::Time now);
   void CloseEndpoint(ucp_ep_h ep);
   static void ConnectionCallback(ucp_conn_request_h request, void* arg);
   static void EndpointErrorCallback(void* arg, ucp_ep_h ep,
@@ -206,7 +241,13 @@ class Transport::Impl {
   absl::flat_hash_map<uint64_t, PendingCall> calls_;
   absl::flat_hash_set<SendContext*> sends_in_flight_;
   absl::flat_hash_set<RecvContext*> recvs_in_flight_;
-  int closing_endpoints_ = 0;
+  struct Lingering {
+    ucp_ep_h ep;
+    PeerId peer;
+    absl::Time close_by;
+  };
+  std::vector<Lingering> lingering_;
+  std::vector<void*> closing_requests_;
 
   struct Counters {
     std::atomic<uint64_t> messages_sent{0}, messages_received{0},

@@ -40,12 +40,12 @@ ucs_status_t Transport::Impl::OnAm(unsigned am_id, const void* header,
         << ")";
     return refuse;
   }
-  Session* session = SessionForEp(param->reply_ep);
-  if (session == nullptr || stopping_) return refuse;
-
   absl::StatusOr<WireHeader> decoded = DecodeHeader(
       absl::MakeConstSpan(static_cast<const uint8_t*>(header), header_length),
       options_.limits);
+  Session* session =
+      SessionOf(param->reply_ep, decoded.ok() ? &*decoded : nullptr);
+  if (stopping_) return refuse;
   absl::Status valid = decoded.status();
   if (valid.ok() && static_cast<unsigned>(decoded->kind) != am_id) {
     valid = absl::InvalidArgumentError(absl::StrCat(
@@ -65,7 +65,7 @@ ucs_status_t Transport::Impl::OnAm(unsigned am_id, const void* header,
         << valid;
     SendError(session, decoded.ok() ? &*decoded : nullptr, valid);
     if (session->state != SessionState::kReady) {
-      Disconnect(session, "invalid message before the handshake");
+      Disconnect(session, "invalid message before the handshake", kErrorLinger);
     }
     return refuse;
   }
@@ -79,7 +79,7 @@ ucs_status_t Transport::Impl::OnAm(unsigned am_id, const void* header,
         << session->description << " before HELLO";
     SendError(session, &h,
               absl::UnauthenticatedError("HELLO must succeed first"));
-    Disconnect(session, "message before the handshake");
+    Disconnect(session, "message before the handshake", kErrorLinger);
     return refuse;
   }
   counters_.messages_received.fetch_add(1, kRelaxed);
@@ -148,7 +148,7 @@ ucs_status_t Transport::Impl::OnRequest(Session* session, const WireHeader& h,
     case MessageKind::kHello:
       if (rndv) {
         SendError(session, &h, absl::InvalidArgumentError("oversized HELLO"));
-        Disconnect(session, "oversized HELLO");
+        Disconnect(session, "oversized HELLO", kErrorLinger);
         return refuse;
       }
       OnHelloRequest(session, h, eager_payload());
@@ -248,6 +248,9 @@ void Transport::Impl::RecvCallback(void* request, ucs_status_t status,
 void Transport::Impl::OnRecvDone(RecvContext* ctx, ucs_status_t status) {
   recvs_in_flight_.erase(ctx);
   const absl::Status result = UcsToStatus(status, "rendezvous receive");
+  if (!result.ok() && status != UCS_ERR_CANCELED) {
+    OnTransferError(ctx->message.peer, result);
+  }
   if (ctx->call_id != 0) {
     auto it = calls_.find(ctx->call_id);
     if (it != calls_.end()) {

@@ -42,21 +42,24 @@ std::vector<uint8_t> HelloBytes(const HelloPayload& hello) {
 // ----------------------------------------------------------- sessions
 
 Transport::Impl::Session* Transport::Impl::NewSession(ucp_ep_h ep,
-                                                      bool owns_ep,
                                                       bool outbound,
                                                       std::string description) {
   auto session = std::make_unique<Session>();
   session->id = next_peer_id_++;
   session->ep = ep;
-  session->owns_ep = owns_ep;
   session->outbound = outbound;
   session->description =
       absl::StrCat("peer ", session->id, " (", description, ")");
   session->created = session->last_heard = absl::Now();
   Session* raw = session.get();
-  peer_by_ep_[ep] = raw->id;
   sessions_[raw->id] = std::move(session);
+  if (ep != nullptr) AddReceiveKey(raw, ep);
   return raw;
+}
+
+void Transport::Impl::AddReceiveKey(Session* session, ucp_ep_h ep) {
+  if (!peer_by_ep_.emplace(ep, session->id).second) return;
+  session->receive_keys.push_back(ep);
 }
 
 Transport::Impl::Session* Transport::Impl::FindSession(PeerId peer) {
@@ -64,12 +67,40 @@ Transport::Impl::Session* Transport::Impl::FindSession(PeerId peer) {
   return it == sessions_.end() ? nullptr : it->second.get();
 }
 
-Transport::Impl::Session* Transport::Impl::SessionForEp(ucp_ep_h ep) {
-  auto it = peer_by_ep_.find(ep);
-  if (it != peer_by_ep_.end()) return FindSession(it->second);
-  // A peer that connected by our worker address: UCX made this endpoint.
-  return NewSession(ep, /*owns_ep=*/false, /*outbound=*/false,
-                    "inbound by worker address");
+Transport::Impl::Session* Transport::Impl::SessionOf(ucp_ep_h reply_ep,
+                                                     const WireHeader* h) {
+  auto known = peer_by_ep_.find(reply_ep);
+  if (known != peer_by_ep_.end()) return FindSession(known->second);
+  if (h != nullptr && h->is_reply() &&
+      (h->kind == MessageKind::kHello || h->kind == MessageKind::kError)) {
+    auto call = calls_.find(h->request_id);
+    if (call != calls_.end() && call->second.kind == MessageKind::kHello) {
+      Session* session = FindSession(call->second.peer);
+      if (session != nullptr && session->state != SessionState::kReady) {
+        AddReceiveKey(session, reply_ep);
+        return session;
+      }
+    }
+  }
+  // A peer that reached us by our worker address (UCX made this endpoint).
+  Session* session = NewSession(nullptr, /*outbound=*/false,
+                                "inbound by worker address");
+  AddReceiveKey(session, reply_ep);
+  return session;
+}
+
+absl::StatusOr<ucp_ep_h> Transport::Impl::CreateEndpointToAddress(
+    const std::string& address) {
+  // UCX 1.13's peer-failure mode excludes shared memory; keepalives and
+  // deadlines detect a lost peer instead.
+  ucp_ep_params_t params;
+  std::memset(&params, 0, sizeof(params));
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+  params.address = reinterpret_cast<const ucp_address_t*>(address.data());
+  ucp_ep_h ep = nullptr;
+  LEEWAY_RETURN_IF_ERROR_UCS(ucp_ep_create(loop_->worker(), &params, &ep),
+                             "ucp_ep_create");
+  return ep;
 }
 
 // ------------------------------------------------------- endpoints
@@ -151,7 +182,7 @@ void Transport::Impl::ConnectionCallback(ucp_conn_request_h request,
                         << ucs_status_string(st);
     return;
   }
-  impl->NewSession(ep, /*owns_ep=*/true, /*outbound=*/false,
+  impl->NewSession(ep, /*outbound=*/false,
                    absl::StrCat("accepted from ", from));
 }
 
@@ -208,25 +239,29 @@ void Transport::Impl::StartConnect(const ConnectTarget& target,
     params.err_handler.cb = &Impl::EndpointErrorCallback;
     params.err_handler.arg = this;
     description = absl::StrCat("connected to ", target.host, ":", target.port);
-  } else {
-    // UCX 1.13's peer-failure mode excludes shared memory; keepalives and
-    // deadlines detect a lost peer instead.
-    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    params.address =
-        reinterpret_cast<const ucp_address_t*>(target.worker_address.data());
-    description = "connected by worker address";
   }
   ucp_ep_h ep = nullptr;
-  const ucs_status_t st = ucp_ep_create(loop_->worker(), &params, &ep);
-  if (st != UCS_OK) {
-    ticket.Complete(UcsToStatus(st, "ucp_ep_create"));
-    return;
+  if (!target.host.empty()) {
+    const ucs_status_t st = ucp_ep_create(loop_->worker(), &params, &ep);
+    if (st != UCS_OK) {
+      ticket.Complete(UcsToStatus(st, "ucp_ep_create"));
+      return;
+    }
+  } else {
+    absl::StatusOr<ucp_ep_h> created =
+        CreateEndpointToAddress(target.worker_address);
+    if (!created.ok()) {
+      ticket.Complete(created.status());
+      return;
+    }
+    ep = *created;
+    description = "connected by worker address";
   }
-  Session* session = NewSession(ep, /*owns_ep=*/true, /*outbound=*/true,
-                                std::move(description));
+  Session* session = NewSession(ep, /*outbound=*/true, std::move(description));
   session->connect_ticket = ticket;
   if (!handshake) {
     session->state = SessionState::kReady;
+    session->keepalives = false;
     Message result;
     result.peer = session->id;
     ticket.Complete(absl::OkStatus(), std::move(result));
@@ -241,6 +276,18 @@ void Transport::Impl::StartConnect(const ConnectTarget& target,
   HelloPayload hello;
   hello.stage = HelloStage::kClientHello;
   hello.nonce = *nonce;
+  if (target.host.empty()) {
+    // The server will reply over an endpoint of its own to this address.
+    ucp_address_t* address = nullptr;
+    size_t length = 0;
+    if (ucp_worker_get_address(loop_->worker(), &address, &length) != UCS_OK) {
+      FailConnect(session->id,
+                  absl::InternalError("cannot read this worker's address"));
+      return;
+    }
+    hello.address.assign(reinterpret_cast<const char*>(address), length);
+    ucp_worker_release_address(loop_->worker(), address);
+  }
   WireHeader header;
   header.kind = MessageKind::kHello;
   const PeerId id = session->id;
@@ -328,6 +375,21 @@ void Transport::Impl::OnHelloRequest(Session* session, const WireHeader& h,
   }
   HelloPayload answer;
   if (failure.ok() && hello->stage == HelloStage::kClientHello &&
+      session->state == SessionState::kNew && session->ep == nullptr) {
+    if (hello->address.empty()) {
+      failure = absl::InvalidArgumentError(
+          "a HELLO by worker address must carry the client's address");
+    } else {
+      absl::StatusOr<ucp_ep_h> ep = CreateEndpointToAddress(hello->address);
+      if (ep.ok()) {
+        session->ep = *ep;
+        AddReceiveKey(session, *ep);
+      } else {
+        failure = ep.status();
+      }
+    }
+  }
+  if (failure.ok() && hello->stage == HelloStage::kClientHello &&
       session->state == SessionState::kNew) {
     absl::StatusOr<Nonce> nonce = RandomNonce();
     if (nonce.ok()) {
@@ -364,7 +426,7 @@ void Transport::Impl::OnHelloRequest(Session* session, const WireHeader& h,
     LEEWAY_LOG(WARNING) << "handshake with " << session->description
                         << " failed: " << failure;
     SendError(session, &h, failure);
-    Disconnect(session, "handshake failed");
+    Disconnect(session, "handshake failed", kErrorLinger);
     return;
   }
   WireHeader reply;
@@ -396,7 +458,8 @@ void Transport::Impl::CheckSessions(absl::Time now) {
                             absl::FormatDuration(now - session->last_heard))));
       continue;
     }
-    if (session->outbound && !session->keepalive_in_flight &&
+    if (session->outbound && session->keepalives &&
+        !session->keepalive_in_flight &&
         now - session->last_heard > options_.peer_timeout / 4) {
       session->keepalive_in_flight = true;
       WireHeader ping;
@@ -432,13 +495,25 @@ void Transport::Impl::PeerLost(Session* session, const absl::Status& why) {
   }
 }
 
-void Transport::Impl::Disconnect(Session* session, const std::string& why) {
+void Transport::Impl::OnTransferError(PeerId peer, const absl::Status& status) {
+  Session* session = FindSession(peer);
+  if (session != nullptr) PeerLost(session, status);
+}
+
+void Transport::Impl::Disconnect(Session* session, const std::string& why,
+                                 absl::Duration linger) {
   const PeerId id = session->id;
+  const absl::Time orphaned_after = absl::Now() + kOrphanLinger;
+  for (SendContext* ctx : sends_in_flight_) {
+    if (ctx->peer == id) ctx->orphaned_after = orphaned_after;
+  }
+  for (RecvContext* ctx : recvs_in_flight_) {
+    if (ctx->message.peer == id) ctx->orphaned_after = orphaned_after;
+  }
   const ucp_ep_h ep = session->ep;
-  const bool owns = session->owns_ep;
   Ticket connect = session->connect_ticket;
   LEEWAY_LOG(DEBUG) << "disconnecting " << session->description << ": " << why;
-  peer_by_ep_.erase(ep);
+  for (ucp_ep_h key : session->receive_keys) peer_by_ep_.erase(key);
   sessions_.erase(id);  // `session` dangles from here on
   connect.Complete(absl::UnavailableError(absl::StrCat("disconnected: ", why)));
   // Calls to this peer fail now; their buffers are released once the
@@ -452,8 +527,12 @@ void Transport::Impl::Disconnect(Session* session, const std::string& why) {
                             "disconnected from peer ", id, ": ", why)),
                   Message());
   }
-  if (owns) {
-    CloseEndpoint(ep);
+  if (ep != nullptr) {
+    if (linger > absl::ZeroDuration()) {
+      lingering_.push_back({ep, id, absl::Now() + linger});
+    } else {
+      CloseEndpoint(ep);
+    }
   }
   for (uint64_t call : ids) FinishCallIfReady(call);
 }
@@ -465,17 +544,32 @@ void Transport::Impl::CloseEndpoint(ucp_ep_h ep) {
   param.flags = UCP_EP_CLOSE_FLAG_FORCE;
   ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
   if (request == nullptr || UCS_PTR_IS_ERR(request)) return;
-  ++closing_endpoints_;
-  // Poll for completion from the loop; the request is freed there.
-  auto poll = std::make_shared<std::function<void()>>();
-  *poll = [this, request, poll] {
+  closing_requests_.push_back(request);
+}
+
+void Transport::Impl::PollCloses(absl::Time now) {
+  for (size_t i = 0; i < lingering_.size();) {
+    bool sending = false;
+    for (SendContext* ctx : sends_in_flight_) {
+      sending |= ctx->peer == lingering_[i].peer;
+    }
+    if (sending && now < lingering_[i].close_by) {
+      ++i;
+      continue;
+    }
+    const ucp_ep_h ep = lingering_[i].ep;
+    lingering_.erase(lingering_.begin() + i);
+    CloseEndpoint(ep);
+  }
+  for (size_t i = 0; i < closing_requests_.size();) {
+    void* request = closing_requests_[i];
     if (ucp_request_check_status(request) == UCS_INPROGRESS) {
-      if (loop_->Post(*poll)) return;
+      ++i;
+      continue;
     }
     ucp_request_free(request);
-    --closing_endpoints_;
-  };
-  loop_->Post(*poll);
+    closing_requests_.erase(closing_requests_.begin() + i);
+  }
 }
 
 std::string Transport::Impl::DescribeLanes(ucp_ep_h ep) {
@@ -506,7 +600,7 @@ std::string Transport::Impl::DescribeLanes(ucp_ep_h ep) {
 absl::StatusOr<std::string> Transport::Impl::PeerTransportName(PeerId peer) {
   return RunOnLoop<std::string>([this, peer]() -> absl::StatusOr<std::string> {
     Session* session = FindSession(peer);
-    if (session == nullptr) {
+    if (session == nullptr || session->ep == nullptr) {
       return absl::NotFoundError(absl::StrCat("no peer ", peer));
     }
     return DescribeLanes(session->ep);

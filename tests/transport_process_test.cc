@@ -1,0 +1,280 @@
+// Cross-process transport tests: real processes on 127.0.0.1, under
+// UCX_TLS=tcp (listener endpoints) and UCX_TLS=sm,self (worker-address
+// endpoints, shared memory).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "catch2/catch.hpp"
+#include "core/transport/transport.h"
+#include "tests/subprocess.h"
+
+namespace leeway {
+namespace {
+
+using testing::MakeTempDir;
+using testing::RunfilePath;
+using testing::Subprocess;
+using testing::WaitForFile;
+
+struct Setting {
+  const char* name;
+  const char* ucx_tls;
+  const char* via;  // how clients connect
+};
+const Setting kTcp{"tcp", "tcp", "sockaddr"};
+const Setting kShm{"shared memory", "sm,self", "address"};
+
+std::map<std::string, std::string> Env(const Setting& s) {
+  return {{"UCX_TLS", s.ucx_tls}, {"UCX_NET_DEVICES", "lo"},
+          {"UCX_LOG_LEVEL", "error"}};
+}
+
+std::string Peer() { return RunfilePath("tests/transport_peer"); }
+
+struct Server {
+  std::unique_ptr<Subprocess> process;
+  std::string ready_file;
+  uint16_t port = 0;
+  std::string address;
+};
+
+Server StartServer(const Setting& s, const std::string& dir) {
+  Server server;
+  server.ready_file = dir + "/server.ready";
+  auto process = Subprocess::Start(
+      {Peer(), "serve", "--ready_file=" + server.ready_file}, Env(s),
+      dir + "/server.log");
+  REQUIRE(process.ok());
+  server.process = std::move(*process);
+  auto ready = WaitForFile(server.ready_file, absl::Now() + absl::Seconds(20));
+  REQUIRE(ready.ok());
+  std::vector<std::string> lines = absl::StrSplit(*ready, '\n');
+  REQUIRE(lines.size() >= 2);
+  int port = 0;
+  REQUIRE(absl::SimpleAtoi(lines[0], &port));
+  server.port = static_cast<uint16_t>(port);
+  server.address = absl::HexStringToBytes(lines[1]);
+  return server;
+}
+
+std::string StopAndCollectStats(Server& server) {
+  server.process->Signal(SIGTERM);
+  auto code = server.process->Wait(absl::Now() + absl::Seconds(20));
+  REQUIRE(code.ok());
+  CHECK(*code == 0);
+  const std::string out = server.process->Output();
+  const size_t at = out.find("STATS ");
+  REQUIRE(at != std::string::npos);
+  return out.substr(at, out.find('\n', at) - at);
+}
+
+// The in-test transport uses the same UCX settings as the children.
+std::unique_ptr<Transport> LocalTransport(const Setting& s, uint32_t rank,
+                                          std::string token = "test-token") {
+  for (const auto& kv : Env(s)) setenv(kv.first.c_str(), kv.second.c_str(), 1);
+  TransportOptions options;
+  options.job_id = 42;
+  options.rank = rank;
+  options.token = std::move(token);
+  options.limits.max_payload_bytes = 32u << 20;
+  options.peer_timeout = absl::Seconds(2);
+  options.handshake_timeout = absl::Seconds(2);
+  auto t = Transport::Create(options);
+  REQUIRE(t.ok());
+  return std::move(*t);
+}
+
+absl::StatusOr<PeerId> ConnectLocal(Transport& t, const Setting& s,
+                                    const Server& server) {
+  if (std::string(s.via) == "address") {
+    return t.ConnectToWorkerAddress(server.address);
+  }
+  return t.Connect("127.0.0.1", server.port);
+}
+
+TEST_CASE("two processes exchange 10,000 mixed-size messages with checksums") {
+  for (const Setting& s : {kTcp, kShm}) {
+    SECTION(s.name) {
+      const std::string dir = MakeTempDir("exchange");
+      Server server = StartServer(s, dir);
+      auto client = Subprocess::Start(
+          {Peer(), "client", "--server_file=" + server.ready_file,
+           std::string("--via=") + s.via, "--messages=10000", "--seed=7"},
+          Env(s), dir + "/client.log");
+      REQUIRE(client.ok());
+      auto code = (*client)->Wait(absl::Now() + absl::Seconds(240));
+      REQUIRE(code.ok());
+      INFO((*client)->Output());
+      CHECK(*code == 0);
+      CHECK((*client)->Output().find("CLIENT ok messages=10000") !=
+            std::string::npos);
+      // The log names the transport the endpoint got.
+      if (std::string(s.via) == "address") {
+        CHECK((*client)->Output().find("memory") != std::string::npos);
+      } else {
+        CHECK((*client)->Output().find("tcp") != std::string::npos);
+      }
+      const std::string stats = StopAndCollectStats(server);
+      INFO(stats);
+      CHECK(stats.find("bad=0 ") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a peer killed with SIGKILL mid-transfer never hangs the others") {
+  for (const Setting& s : {kTcp, kShm}) {
+    SECTION(s.name) {
+      const std::string dir = MakeTempDir("kill");
+      Server server = StartServer(s, dir);
+      // A client blasting the server is killed mid-transfer; the server
+      // must keep serving others.
+      auto blaster = Subprocess::Start(
+          {Peer(), "client", "--server_file=" + server.ready_file,
+           std::string("--via=") + s.via, "--messages=0", "--window=32"},
+          Env(s), dir + "/blaster.log");
+      REQUIRE(blaster.ok());
+      auto local = LocalTransport(s, 2);
+      auto peer = ConnectLocal(*local, s, server);
+      REQUIRE(peer.ok());
+      std::vector<uint8_t> big(8 << 20, 0x5A), reply(8 << 20);
+      WireHeader h;
+      h.kind = MessageKind::kPull;
+      REQUIRE(local->Call(*peer, h, big, absl::MakeSpan(reply),
+                          absl::Now() + absl::Seconds(20))
+                  .Wait(absl::Now() + absl::Seconds(30))
+                  .ok());
+      (*blaster)->Signal(SIGKILL);
+      REQUIRE((*blaster)->Wait(absl::Now() + absl::Seconds(10)).ok());
+      REQUIRE(local->Call(*peer, h, big, absl::MakeSpan(reply),
+                          absl::Now() + absl::Seconds(20))
+                  .Wait(absl::Now() + absl::Seconds(30))
+                  .ok());
+
+      // Now the server dies with many large calls in flight: each fails
+      // with UNAVAILABLE within the peer timeout, none hangs.
+      std::vector<std::vector<uint8_t>> replies(8, std::vector<uint8_t>(8 << 20));
+      std::vector<Ticket> pending;
+      for (auto& r : replies) {
+        pending.push_back(local->Call(*peer, h, big, absl::MakeSpan(r),
+                                      absl::Now() + absl::Seconds(60)));
+      }
+      server.process->Signal(SIGKILL);
+      const absl::Time killed = absl::Now();
+      int failed = 0;
+      for (Ticket& t : pending) {
+        const absl::Status status = t.Wait(killed + absl::Seconds(15));
+        REQUIRE(status.code() != absl::StatusCode::kDeadlineExceeded);
+        if (!status.ok()) {
+          CHECK(status.code() == absl::StatusCode::kUnavailable);
+          ++failed;
+        }
+      }
+      CHECK(absl::Now() - killed < absl::Seconds(10));
+      CHECK(failed >= 1);
+      CHECK(local->stats().peers_lost == 1);
+      // Later calls fail at once instead of waiting.
+      CHECK(local->Call(*peer, h, {}, {}, absl::Now() + absl::Seconds(30))
+                .Wait(absl::Now() + absl::Seconds(1))
+                .code() == absl::StatusCode::kUnavailable);
+    }
+  }
+}
+
+TEST_CASE("a peer that never says HELLO is disconnected and counted") {
+  for (const Setting& s : {kTcp, kShm}) {
+    SECTION(s.name) {
+      const std::string dir = MakeTempDir("silent");
+      Server server = StartServer(s, dir);
+      auto silent = LocalTransport(s, 3);
+      absl::StatusOr<PeerId> peer =
+          std::string(s.via) == "address"
+              ? silent->ConnectToWorkerAddressWithoutHandshakeForTesting(
+                    server.address)
+              : silent->ConnectWithoutHandshakeForTesting("127.0.0.1",
+                                                          server.port);
+      REQUIRE(peer.ok());
+      // Make the server see this peer (over shared memory, UCX creates the
+      // server's endpoint on first contact): a PUSH before HELLO.
+      WireHeader h;
+      h.kind = MessageKind::kPush;
+      std::vector<uint8_t> bytes(16, 1);
+      silent->Send(*peer, h, bytes).Wait(absl::Now() + absl::Seconds(5));
+      // An honest client still gets through afterwards.
+      auto honest = LocalTransport(s, 4);
+      auto good = ConnectLocal(*honest, s, server);
+      REQUIRE(good.ok());
+      h.kind = MessageKind::kPull;
+      REQUIRE(honest->Call(*good, h, bytes, {}, absl::Now() + absl::Seconds(10))
+                  .Wait(absl::Now() + absl::Seconds(30))
+                  .ok());
+      const std::string stats = StopAndCollectStats(server);
+      INFO(stats);
+      CHECK(stats.find("unauthenticated=1 ") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a listener connection that stays silent times out without HELLO") {
+  const std::string dir = MakeTempDir("idle");
+  Server server = StartServer(kTcp, dir);
+  auto idle = LocalTransport(kTcp, 5);
+  auto peer = idle->ConnectWithoutHandshakeForTesting("127.0.0.1", server.port);
+  REQUIRE(peer.ok());
+  // The server drops it after its handshake timeout (5 s by default): the
+  // connection is reset and this side notices.
+  const absl::Time start = absl::Now();
+  while (idle->stats().peers_lost == 0 &&
+         absl::Now() - start < absl::Seconds(20)) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  CHECK(idle->stats().peers_lost == 1);
+  const std::string stats = StopAndCollectStats(server);
+  INFO(stats);
+  CHECK(stats.find("handshake_failures=1 ") != std::string::npos);
+}
+
+TEST_CASE("garbage bytes at the listening port do not hurt the server") {
+  const std::string dir = MakeTempDir("garbage");
+  Server server = StartServer(kTcp, dir);
+  std::mt19937 rng(1234);
+  for (int round = 0; round < 5; ++round) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(server.port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+    std::vector<uint8_t> junk(1 << (10 + round * 2));
+    for (auto& b : junk) b = static_cast<uint8_t>(rng());
+    ssize_t unused = write(fd, junk.data(), junk.size());
+    (void)unused;
+    close(fd);
+  }
+  auto client = LocalTransport(kTcp, 6);
+  auto peer = client->Connect("127.0.0.1", server.port);
+  REQUIRE(peer.ok());
+  std::vector<uint8_t> payload(100000, 7), reply(100000);
+  WireHeader h;
+  h.kind = MessageKind::kPull;
+  REQUIRE(client->Call(*peer, h, payload, absl::MakeSpan(reply),
+                       absl::Now() + absl::Seconds(10))
+              .Wait(absl::Now() + absl::Seconds(30))
+              .ok());
+  CHECK(reply == payload);
+  StopAndCollectStats(server);
+}
+
+}  // namespace
+}  // namespace leeway
