@@ -88,8 +88,8 @@ std::unique_ptr<Transport> LocalTransport(const Setting& s, uint32_t rank,
   options.rank = rank;
   options.token = std::move(token);
   options.limits.max_payload_bytes = 32u << 20;
-  options.peer_timeout = absl::Seconds(2);
-  options.handshake_timeout = absl::Seconds(2);
+  options.peer_timeout = absl::Seconds(3);
+  options.handshake_timeout = absl::Seconds(3);
   auto t = Transport::Create(options);
   REQUIRE(t.ok());
   return std::move(*t);

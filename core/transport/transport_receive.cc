@@ -40,30 +40,23 @@ ucs_status_t Transport::Impl::OnAm(unsigned am_id, const void* header,
         << ")";
     return refuse;
   }
-  absl::StatusOr<WireHeader> decoded = DecodeHeader(
-      absl::MakeConstSpan(static_cast<const uint8_t*>(header), header_length),
-      options_.limits);
+  const auto header_bytes =
+      absl::MakeConstSpan(static_cast<const uint8_t*>(header), header_length);
+  const absl::StatusOr<WireHeader> decoded = ValidateIncoming(
+      am_id, header_bytes, length, options_.limits, options_.job_id);
   Session* session =
       SessionOf(param->reply_ep, decoded.ok() ? &*decoded : nullptr);
   if (stopping_) return refuse;
-  absl::Status valid = decoded.status();
-  if (valid.ok() && static_cast<unsigned>(decoded->kind) != am_id) {
-    valid = absl::InvalidArgumentError(absl::StrCat(
-        "AM id ", am_id, " carries a ", MessageKindName(decoded->kind),
-        " header"));
-  }
-  if (valid.ok()) valid = ValidateFrame(*decoded, length);
-  if (valid.ok() && decoded->job_id != options_.job_id) {
-    valid = absl::PermissionDeniedError(absl::StrCat(
-        "message for job ", decoded->job_id, ", this is job ",
-        options_.job_id));
-  }
-  if (!valid.ok()) {
+  if (!decoded.ok()) {
     counters_.bad_messages.fetch_add(1, kRelaxed);
     LEEWAY_LOG_EVERY_N_SEC(WARNING, 1)
         << "rejected a message from " << session->description << ": "
-        << valid;
-    SendError(session, decoded.ok() ? &*decoded : nullptr, valid);
+        << decoded.status();
+    // Cold path: decode what we can so that a waiting caller gets the ERROR
+    // as the reply to its request.
+    const absl::StatusOr<WireHeader> partial =
+        DecodeHeader(header_bytes, options_.limits);
+    SendError(session, partial.ok() ? &*partial : nullptr, decoded.status());
     if (session->state != SessionState::kReady) {
       Disconnect(session, "invalid message before the handshake", kErrorLinger);
     }

@@ -122,6 +122,27 @@ absl::Status ValidateFrame(const WireHeader& header, size_t payload_bytes) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<WireHeader> ValidateIncoming(unsigned am_id,
+                                            absl::Span<const uint8_t> header,
+                                            size_t payload_bytes,
+                                            const WireLimits& limits,
+                                            uint64_t job_id) {
+  absl::StatusOr<WireHeader> decoded = DecodeHeader(header, limits);
+  if (!decoded.ok()) return decoded;
+  if (static_cast<unsigned>(decoded->kind) != am_id) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AM id ", am_id, " carries a ", MessageKindName(decoded->kind),
+        " header"));
+  }
+  absl::Status frame = ValidateFrame(*decoded, payload_bytes);
+  if (!frame.ok()) return frame;
+  if (decoded->job_id != job_id) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "message for job ", decoded->job_id, ", this is job ", job_id));
+  }
+  return decoded;
+}
+
 std::string EncodeErrorPayload(const absl::Status& status) {
   const absl::string_view message =
       status.message().substr(0, kMaxErrorMessageBytes);

@@ -83,6 +83,15 @@ absl::StatusOr<WireHeader> DecodeHeader(absl::Span<const uint8_t> bytes,
 // Checks a decoded header against the payload length that arrived.
 absl::Status ValidateFrame(const WireHeader& header, size_t payload_bytes);
 
+// Everything a receiver checks before using an incoming active message:
+// the header (DecodeHeader), that the AM id matches its kind, the payload
+// length, and the job id. The transport and the fuzzer share it.
+absl::StatusOr<WireHeader> ValidateIncoming(unsigned am_id,
+                                            absl::Span<const uint8_t> header,
+                                            size_t payload_bytes,
+                                            const WireLimits& limits,
+                                            uint64_t job_id);
+
 // ERROR payloads: a status code and a short message (at most
 // kMaxErrorMessageBytes). Decoding validates the lengths.
 constexpr size_t kMaxErrorMessageBytes = 1024;
