@@ -2,8 +2,8 @@
 
 Where the toolkit is absent (see cuda_configure.bzl) the target is an empty
 cc_library, so dependents build either way; they pick their implementation
-with the `leeway_cuda` define set by the `:cuda_enabled` config (see
-//third_party/cuda:BUILD) or, more simply, with CUDA_AVAILABLE.
+with `#if LEEWAY_HAVE_CUDA`, which a cuda_library defines for everything
+that depends on it when the toolkit was found.
 """
 
 load("@local_cuda//:defs.bzl", "CUDA_AVAILABLE", "NVCC")
@@ -14,6 +14,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
     if not CUDA_AVAILABLE:
         native.cc_library(name = name, hdrs = hdrs, deps = deps, **kwargs)
         return
+    # nvcc reads headers of this repository relative to the exec root.
     gencode = " ".join([
         "-gencode arch=compute_%s,code=sm_%s" % (a, a)
         for a in CUDA_ARCHS
@@ -33,6 +34,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
         srcs = objs,
         hdrs = hdrs,
         deps = deps + ["@local_cuda//:cudart"],
+        defines = ["LEEWAY_HAVE_CUDA=1"],
         linkstatic = True,
         **kwargs
     )
