@@ -65,12 +65,23 @@ void Transport::SetHandler(MessageKind kind, MessageHandler handler,
 }
 Ticket Transport::Send(PeerId peer, const WireHeader& header,
                        absl::Span<const uint8_t> payload) {
-  WireHeader stamped = impl_->Stamp(header);
-  stamped.payload_bytes = static_cast<uint32_t>(payload.size());
+  return SendStamped(peer, header, payload);
+}
+Ticket Transport::SendStamped(PeerId peer, WireHeader header,
+                              absl::Span<const uint8_t> payload) {
+  header = impl_->Stamp(header);
+  header.payload_bytes = static_cast<uint32_t>(payload.size());
   uint8_t bytes[kWireHeaderSize];
-  EncodeHeader(stamped, bytes);
+  EncodeHeader(header, bytes);
   return impl_->Send(peer, static_cast<unsigned>(header.kind), bytes,
                      payload);
+}
+Ticket Transport::ReplyFrom(const Message& request, const WireHeader& header,
+                            absl::Span<const uint8_t> payload) {
+  WireHeader reply = header;
+  reply.flags = kFlagReply;
+  reply.request_id = request.header.request_id;
+  return SendStamped(request.peer, reply, payload);
 }
 Ticket Transport::Call(PeerId peer, const WireHeader& header,
                        absl::Span<const uint8_t> payload,

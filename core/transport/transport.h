@@ -118,6 +118,10 @@ class Transport {
   // Answers `request`. The payload is copied; returns at once.
   void Reply(const Message& request, const WireHeader& header,
              absl::Span<const uint8_t> payload);
+  // Answers `request` without a copy: `payload` must stay valid until the
+  // ticket is done (for replies served straight from a parameter store).
+  Ticket ReplyFrom(const Message& request, const WireHeader& header,
+                   absl::Span<const uint8_t> payload);
   // Answers `request` with ERROR carrying `status`.
   void ReplyError(const Message& request, const absl::Status& status);
 
@@ -144,6 +148,9 @@ class Transport {
 
  private:
   explicit Transport(std::unique_ptr<Impl> impl);
+  // Stamps job, rank and payload size into `header` and sends it.
+  Ticket SendStamped(PeerId peer, WireHeader header,
+                     absl::Span<const uint8_t> payload);
   std::unique_ptr<Impl> impl_;
 };
 

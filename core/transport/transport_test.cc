@@ -91,6 +91,28 @@ TEST_CASE("calls round-trip through a listener, small and rendezvous") {
   CHECK(server.transport->ConnectedPeers() == 1);
 }
 
+TEST_CASE("replies can be served from a lent buffer without a copy") {
+  auto server = MakeTransport(Options(0));
+  const std::vector<uint8_t> parameters = Pattern(3 << 20, 4);
+  std::vector<Ticket> replies;  // handler-thread only
+  server->SetHandler(MessageKind::kPull, [&](Message m) {
+    WireHeader h;
+    h.kind = MessageKind::kPullReply;
+    h.version = 11;
+    replies.push_back(server->ReplyFrom(m, h, parameters));
+  });
+  auto port = server->Listen("127.0.0.1", 0);
+  REQUIRE(port.ok());
+  auto client = MakeTransport(Options(1));
+  auto peer = client->Connect("127.0.0.1", *port);
+  REQUIRE(peer.ok());
+  std::vector<uint8_t> reply(parameters.size());
+  Ticket t = Pull(*client, *peer, {}, absl::MakeSpan(reply));
+  REQUIRE(t.Wait(Soon()).ok());
+  CHECK(t.reply().header.version == 11);
+  CHECK(reply == parameters);
+}
+
 TEST_CASE("worker-address endpoints carry calls too") {
   EchoServer server;
   auto address = server.transport->WorkerAddress();

@@ -1,0 +1,326 @@
+// transport_bench: goodput and message rate of Leeway's UCX transport between
+// two processes, against ucx_perftest measured in the same run on the same
+// transports (shared/notes/ucx.md: absolute figures drift on shared
+// machines; ratios are what we track).
+//
+//   bazel run -c opt //bench:transport_bench -- --tls=tcp,sm
+//
+// For each transport and size it measures, as medians of --repeats runs:
+//   push   one-way PUSHes, --window in flight, received in place on the
+//          server (BufferProvider); baseline `ucx_perftest -t ucp_am_bw`.
+//   rtrip  PUSH then PULL of the same size, one at a time (the parameter-
+//          server step); baseline `ucx_perftest -t ucp_am_lat` (ping-pong).
+// MB/s are 2^20 bytes per second, as ucx_perftest prints them.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "bench/perftest.h"
+#include "core/common/logging.h"
+#include "core/common/status_macros.h"
+#include "core/transport/transport.h"
+#include "tests/subprocess.h"
+
+ABSL_FLAG(std::string, tls, "tcp,sm", "transports: tcp (listener) and/or sm "
+          "(worker address, shared memory)");
+ABSL_FLAG(std::string, sizes, "4096,65536,1048576,4194304,16777216",
+          "message sizes in bytes");
+ABSL_FLAG(int, repeats, 5, "runs per figure; the median is reported");
+ABSL_FLAG(int, window, 16, "pushes in flight");
+ABSL_FLAG(double, bytes_per_run, 256.0 * (1 << 20), "bytes per timed run");
+ABSL_FLAG(std::string, role, "client", "internal: client or server");
+ABSL_FLAG(std::string, ready_file, "", "internal: server's ready file");
+ABSL_FLAG(std::string, markdown, "", "also write the table here");
+
+namespace leeway {
+namespace {
+
+constexpr uint32_t kMaxSize = 16u << 20;
+volatile sig_atomic_t g_stop = 0;
+
+TransportOptions Options(uint32_t rank) {
+  TransportOptions options;
+  options.job_id = 1;
+  options.rank = rank;
+  options.token = "bench";
+  options.limits.max_payload_bytes = kMaxSize;
+  return options;
+}
+
+int Serve() {
+  auto transport = Transport::Create(Options(0));
+  if (!transport.ok()) return 1;
+  Transport* t = transport->get();
+  // Pushes land in place; pulls are served from a lent buffer.
+  static std::vector<uint8_t> sink(kMaxSize), parameters(kMaxSize, 0x3C);
+  t->SetHandler(
+      MessageKind::kPush, [](Message) {},
+      [](const WireHeader&) -> absl::StatusOr<absl::Span<uint8_t>> {
+        return absl::MakeSpan(sink);
+      });
+  t->SetHandler(MessageKind::kPull, [t](Message m) {
+    WireHeader h;
+    h.kind = MessageKind::kPullReply;
+    const uint32_t size = std::min(m.header.element_count, kMaxSize);
+    t->ReplyFrom(m, h, absl::MakeConstSpan(parameters).first(size));
+  });
+  auto port = t->Listen("127.0.0.1", 0);
+  auto address = t->WorkerAddress();
+  if (!port.ok() || !address.ok()) return 1;
+  const std::string ready = absl::GetFlag(FLAGS_ready_file);
+  {
+    std::ofstream out(ready + ".tmp");
+    out << *port << "\n" << absl::BytesToHexString(*address) << "\n";
+  }
+  std::rename((ready + ".tmp").c_str(), ready.c_str());
+  signal(SIGTERM, [](int) { g_stop = 1; });
+  while (!g_stop) pause();
+  return 0;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Figures {
+  double push_mbps = 0, push_rate = 0, rtrip_mbps = 0, rtrip_rate = 0;
+};
+
+// One timed run of `count` pushes of `size` bytes, `window` in flight; ends
+// with a PULL so that the server has taken every push.
+absl::StatusOr<double> TimePushes(Transport& t, PeerId peer, uint32_t size,
+                                  int count, int window,
+                                  const std::vector<uint8_t>& data) {
+  std::vector<Ticket> in_flight;
+  WireHeader h;
+  h.kind = MessageKind::kPush;
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < count; ++i) {
+    if (static_cast<int>(in_flight.size()) >= window) {
+      LEEWAY_RETURN_IF_ERROR(in_flight.front().Wait(absl::Now() + absl::Seconds(60)));
+      in_flight.erase(in_flight.begin());
+    }
+    in_flight.push_back(t.Send(peer, h, absl::MakeConstSpan(data).first(size)));
+  }
+  for (Ticket& ticket : in_flight) {
+    LEEWAY_RETURN_IF_ERROR(ticket.Wait(absl::Now() + absl::Seconds(60)));
+  }
+  WireHeader fence;
+  fence.kind = MessageKind::kPull;
+  LEEWAY_RETURN_IF_ERROR(
+      t.Call(peer, fence, {}, {}, absl::Now() + absl::Seconds(60)).Wait());
+  return absl::ToDoubleSeconds(absl::Now() - start);
+}
+
+absl::StatusOr<double> TimeRoundTrips(Transport& t, PeerId peer, uint32_t size,
+                                      int count,
+                                      const std::vector<uint8_t>& data,
+                                      std::vector<uint8_t>& reply) {
+  WireHeader push;
+  push.kind = MessageKind::kPush;
+  WireHeader pull;
+  pull.kind = MessageKind::kPull;
+  pull.element_count = size;
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < count; ++i) {
+    Ticket pushed = t.Send(peer, push, absl::MakeConstSpan(data).first(size));
+    Ticket pulled = t.Call(peer, pull, {}, absl::MakeSpan(reply).first(size),
+                           absl::Now() + absl::Seconds(60));
+    LEEWAY_RETURN_IF_ERROR(pushed.Wait());
+    LEEWAY_RETURN_IF_ERROR(pulled.Wait());
+  }
+  return absl::ToDoubleSeconds(absl::Now() - start);
+}
+
+int Iterations(uint32_t size, double bytes, int lo, int hi) {
+  return std::max(lo, std::min(hi, static_cast<int>(bytes / size)));
+}
+
+}  // namespace
+}  // namespace leeway
+
+namespace leeway {
+namespace {
+
+struct Row {
+  std::string tls;
+  uint32_t size;
+  Figures ours;
+  PerftestResult bw, lat, bw_raw;
+  bool has_raw = false;
+};
+
+std::map<std::string, std::string> Env(const std::string& tls) {
+  return {{"UCX_TLS", tls}, {"UCX_NET_DEVICES", "lo"},
+          {"UCX_WARN_UNUSED_ENV_VARS", "n"}};
+}
+
+absl::StatusOr<PerftestResult> MedianPerftest(const std::string& test,
+                                              uint32_t size, int iterations,
+                                              int outstanding,
+                                              const std::string& tls,
+                                              const std::string& dir) {
+  std::vector<double> bw, rate, lat;
+  for (int r = 0; r < 3; ++r) {
+    LEEWAY_ASSIGN_OR_RETURN(
+        PerftestResult p,
+        RunPerftest(test, size, iterations, outstanding, Env(tls), dir));
+    bw.push_back(p.bandwidth_mbps);
+    rate.push_back(p.message_rate);
+    lat.push_back(p.latency_us);
+  }
+  return PerftestResult{Median(bw), Median(rate), Median(lat)};
+}
+
+absl::Status MeasureTransport(const std::string& name, std::vector<Row>* rows) {
+  // Our transport leaves CMA out of "sm" (core/transport/ucx_tls.h); the fair
+  // baseline runs perftest on the same transports, and the raw "sm,self"
+  // figure is shown beside it.
+  const bool shm = name == "sm";
+  const std::string ours_tls = shm ? "sm,self" : "tcp";
+  const std::string baseline_tls = shm ? "sysv,posix,self" : "tcp";
+  const std::string dir = testing::MakeTempDir("transport_bench");
+  for (const auto& kv : Env(ours_tls)) setenv(kv.first.c_str(), kv.second.c_str(), 1);
+  const std::string ready = dir + "/server.ready";
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return absl::InternalError("cannot find /proc/self/exe");
+  self[n] = '\0';
+  LEEWAY_ASSIGN_OR_RETURN(
+      auto server,
+      testing::Subprocess::Start({self, "--role=server", "--ready_file=" + ready},
+                                 Env(ours_tls), dir + "/server.log"));
+  LEEWAY_ASSIGN_OR_RETURN(std::string ready_text,
+                          testing::WaitForFile(ready, absl::Now() + absl::Seconds(20)));
+  std::vector<std::string> lines = absl::StrSplit(ready_text, '\n');
+  int port = 0;
+  if (lines.size() < 2 || !absl::SimpleAtoi(lines[0], &port)) {
+    return absl::InternalError("bad ready file");
+  }
+  LEEWAY_ASSIGN_OR_RETURN(auto transport, Transport::Create(Options(1)));
+  LEEWAY_ASSIGN_OR_RETURN(
+      PeerId peer, shm ? transport->ConnectToWorkerAddress(
+                             absl::HexStringToBytes(lines[1]))
+                       : transport->Connect("127.0.0.1", port));
+  std::printf("# %s: endpoint uses %s\n", name.c_str(),
+              transport->PeerTransportName(peer).value_or("?").c_str());
+  std::vector<uint8_t> data(kMaxSize, 0xA5), reply(kMaxSize);
+  const int window = absl::GetFlag(FLAGS_window);
+  const double bytes = absl::GetFlag(FLAGS_bytes_per_run);
+  for (absl::string_view size_text :
+       absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',')) {
+    uint32_t size = 0;
+    if (!absl::SimpleAtoi(size_text, &size) || size == 0 || size > kMaxSize) {
+      return absl::InvalidArgumentError(absl::StrCat("bad size ", size_text));
+    }
+    Row row;
+    row.tls = name;
+    row.size = size;
+    const int pushes = Iterations(size, bytes, 100, 20000);
+    const int trips = Iterations(size, bytes / 8, 20, 5000);
+    LEEWAY_RETURN_IF_ERROR(
+        TimePushes(*transport, peer, size, pushes / 4, window, data).status());
+    std::vector<double> push_s, trip_s;
+    for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
+      LEEWAY_ASSIGN_OR_RETURN(double s, TimePushes(*transport, peer, size,
+                                                   pushes, window, data));
+      push_s.push_back(s);
+      LEEWAY_ASSIGN_OR_RETURN(double t, TimeRoundTrips(*transport, peer, size,
+                                                       trips, data, reply));
+      trip_s.push_back(t);
+    }
+    const double mib = static_cast<double>(size) / (1 << 20);
+    row.ours.push_mbps = pushes * mib / Median(push_s);
+    row.ours.push_rate = pushes / Median(push_s);
+    row.ours.rtrip_mbps = 2 * trips * mib / Median(trip_s);
+    row.ours.rtrip_rate = trips / Median(trip_s);
+    LEEWAY_ASSIGN_OR_RETURN(row.bw, MedianPerftest("ucp_am_bw", size, pushes,
+                                                   window, baseline_tls, dir));
+    LEEWAY_ASSIGN_OR_RETURN(row.lat, MedianPerftest("ucp_am_lat", size, trips,
+                                                    1, baseline_tls, dir));
+    if (shm) {
+      LEEWAY_ASSIGN_OR_RETURN(row.bw_raw, MedianPerftest("ucp_am_bw", size, pushes,
+                                                         window, "sm,self", dir));
+      row.has_raw = true;
+    }
+    rows->push_back(row);
+    std::fprintf(stderr, "measured %s %u\n", name.c_str(), size);
+  }
+  server->Signal(SIGTERM);
+  server->Wait(absl::Now() + absl::Seconds(10)).IgnoreError();
+  return absl::OkStatus();
+}
+
+std::string Table(const std::vector<Row>& rows) {
+  std::string out =
+      "| transport | size | push MB/s | push msg/s | perftest am_bw MB/s | "
+      "push ratio | round trips/s | perftest am_lat trips/s | round-trip ratio "
+      "| perftest sm,self (with CMA) MB/s |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const Row& r : rows) {
+    // am_lat reports one-way latency: a ping-pong takes twice that.
+    const double lat_trips = r.lat.latency_us > 0 ? 1e6 / (2 * r.lat.latency_us) : 0;
+    absl::StrAppendFormat(
+        &out, "| %s | %s | %.0f | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s |\n",
+        r.tls,
+        r.size >= (1u << 20) ? absl::StrCat(r.size >> 20, " MiB")
+                             : absl::StrCat(r.size >> 10, " KiB"),
+        r.ours.push_mbps, r.ours.push_rate, r.bw.bandwidth_mbps,
+        r.ours.push_mbps / r.bw.bandwidth_mbps, r.ours.rtrip_rate, lat_trips,
+        lat_trips > 0 ? r.ours.rtrip_rate / lat_trips : 0,
+        r.has_raw ? absl::StrFormat("%.0f", r.bw_raw.bandwidth_mbps) : "-");
+  }
+  return out;
+}
+
+double LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double load = 0;
+  in >> load;
+  return load;
+}
+
+int RunClient() {
+  const double load = LoadAverage();
+  std::printf("# load average before the run: %.2f%s\n", load,
+              load > 0.5 ? " (WARNING: something else is running; figures "
+                           "will be low)"
+                         : "");
+  std::vector<Row> rows;
+  for (absl::string_view tls : absl::StrSplit(absl::GetFlag(FLAGS_tls), ',')) {
+    const absl::Status status = MeasureTransport(std::string(tls), &rows);
+    if (!status.ok()) {
+      std::fprintf(stderr, "transport_bench %s: %s\n", std::string(tls).c_str(),
+                   status.ToString().c_str());
+      return 1;
+    }
+  }
+  const std::string table = Table(rows);
+  std::printf("%s", table.c_str());
+  const std::string markdown = absl::GetFlag(FLAGS_markdown);
+  if (!markdown.empty()) std::ofstream(markdown) << table;
+  return 0;
+}
+
+}  // namespace
+}  // namespace leeway
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  leeway::SetMinLogLevel(leeway::LogLevel::kWarning);
+  if (absl::GetFlag(FLAGS_role) == "server") return leeway::Serve();
+  return leeway::RunClient();
+}
