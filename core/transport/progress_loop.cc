@@ -161,9 +161,12 @@ bool ProgressLoop::Post(std::function<void()> fn) {
     if (!accepting_) return false;
     posted_.push_back(std::move(fn));
   }
-  const uint64_t one = 1;
-  ssize_t unused = write(event_fd_, &one, sizeof(one));
-  (void)unused;
+  pending_.fetch_add(1);
+  if (sleeping_.load()) {
+    const uint64_t one = 1;
+    ssize_t unused = write(event_fd_, &one, sizeof(one));
+    (void)unused;
+  }
   return true;
 }
 
@@ -186,13 +189,20 @@ bool ProgressLoop::RunPosted() {
     absl::MutexLock lock(&mu_);
     batch.swap(posted_);
   }
+  if (batch.empty()) return false;
+  pending_.fetch_sub(batch.size());
   for (auto& fn : batch) fn();
-  return !batch.empty();
+  return true;
 }
 
 void ProgressLoop::Sleep(absl::Duration max_sleep) {
   // Arm first: UCS_ERR_BUSY means events are already pending.
   if (ucp_worker_arm(worker_) == UCS_ERR_BUSY) return;
+  sleeping_.store(true);
+  if (pending_.load() != 0 || stop_requested_.load()) {
+    sleeping_.store(false);
+    return;
+  }
   struct epoll_event events[2];
   const int timeout_ms =
       std::max<int64_t>(1, absl::ToInt64Milliseconds(max_sleep));
@@ -204,6 +214,7 @@ void ProgressLoop::Sleep(absl::Duration max_sleep) {
       (void)unused;
     }
   }
+  sleeping_.store(false);
 }
 
 void ProgressLoop::Run() {

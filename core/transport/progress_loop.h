@@ -82,6 +82,11 @@ class ProgressLoop {
   std::function<void()> on_stop_;
   std::thread thread_;
   std::atomic<bool> stop_requested_{false};
+  // Dekker-style handshake so that Post() writes the eventfd only when the
+  // loop may be asleep: the loop sets sleeping_ then checks pending_; Post
+  // bumps pending_ then checks sleeping_ (both sequentially consistent).
+  std::atomic<bool> sleeping_{false};
+  std::atomic<uint64_t> pending_{0};
 
   absl::Mutex mu_;
   std::deque<std::function<void()>> posted_ ABSL_GUARDED_BY(mu_);

@@ -236,8 +236,10 @@ void Transport::Impl::StartSend(Session* session, unsigned am_id,
   }
   ucp_request_param_t param;
   std::memset(&param, 0, sizeof(param));
+  // Small eager sends may complete inside the call (NULL): then the
+  // callback is not invoked and we finish the send here.
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+                       UCP_OP_ATTR_FIELD_FLAGS;
   param.flags = UCP_AM_SEND_FLAG_REPLY;
   param.cb.send = &Impl::SendCallback;
   param.user_data = ctx;
