@@ -1,0 +1,52 @@
+#!/bin/bash
+# Runs Leeway's whole test suite on a Debian 12 machine, installing what it
+# needs first, and ends with one line "N passed, N failed" (Bazel targets).
+#   deploy/test.sh
+# Three passes: everything (gcc); the wire fuzzer under real libFuzzer
+# (clang, --config=fuzz); the transport under AddressSanitizer.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+deploy/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+if [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "CUDA: nvcc found; CUDA targets build (GPU tests run only where a GPU is)"
+else
+  echo "CUDA: nvcc not found; CUDA targets skipped, CPU paths tested"
+fi
+
+passed=0
+failed=0
+run_pass() {
+  local label=$1
+  shift
+  local log
+  log=$(mktemp)
+  echo "=== $label: bazel test $*"
+  bazel test --test_summary=short "$@" >"$log" 2>&1
+  local rc=$?
+  grep -E '^(//|ERROR|Executed|INFO: Build completed)' "$log"
+  local p f
+  p=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
+  f=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|FLAKY|NO STATUS|INCOMPLETE|FAILED TO BUILD)' "$log")
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    # The build itself failed before any test could report.
+    tail -30 "$log"
+    f=1
+  fi
+  for t in $(grep -oE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT)' "$log" | awk '{print $1}'); do
+    local name=${t#//}
+    local out="bazel-testlogs/${name/://}/test.log"
+    [ -f "$out" ] && { echo "--- $t (last lines)"; tail -40 "$out"; }
+  done
+  passed=$((passed + p))
+  failed=$((failed + f))
+  rm -f "$log"
+}
+
+run_pass "all tests" //...
+run_pass "libFuzzer" --config=fuzz //core/transport:wire_fuzz_test
+run_pass "AddressSanitizer" --config=asan //core/...
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
