@@ -223,7 +223,7 @@ void ProgressLoop::Run() {
   while (!stop_requested_.load(std::memory_order_relaxed)) {
     bool busy = ucp_worker_progress(worker_) != 0;
     busy |= RunPosted();
-    const absl::Time now = absl::Now();
+    const absl::Time now = now_ = absl::Now();
     if (now - last_tick >= options_.tick / 2) {
       last_tick = now;
       if (on_tick_) on_tick_(now);

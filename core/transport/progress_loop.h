@@ -60,6 +60,10 @@ class ProgressLoop {
 
   bool InLoopThread() const;
 
+  // Loop thread only: the time at the start of this loop iteration, so that
+  // per-message bookkeeping needs no clock read.
+  absl::Time CachedNow() const { return now_; }
+
   // Loop thread only: progresses the worker (and runs posted work) until
   // `done()` or `limit` elapses. For orderly shutdown.
   void ProgressUntil(const std::function<bool()>& done, absl::Duration limit);
@@ -78,6 +82,7 @@ class ProgressLoop {
   const int event_fd_;
   const int epoll_fd_;
 
+  absl::Time now_ = absl::Now();
   std::function<void(absl::Time)> on_tick_;
   std::function<void()> on_stop_;
   std::thread thread_;

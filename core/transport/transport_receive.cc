@@ -63,7 +63,7 @@ ucs_status_t Transport::Impl::OnAm(unsigned am_id, const void* header,
     return refuse;
   }
   const WireHeader& h = *decoded;
-  session->last_heard = absl::Now();
+  session->last_heard = loop_->CachedNow();
   if (session->state != SessionState::kReady &&
       h.kind != MessageKind::kHello) {
     counters_.unauthenticated_messages.fetch_add(1, kRelaxed);
