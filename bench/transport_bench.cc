@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <deque>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -43,6 +44,8 @@ ABSL_FLAG(int, window, 16, "pushes in flight");
 ABSL_FLAG(double, bytes_per_run, 256.0 * (1 << 20), "bytes per timed run");
 ABSL_FLAG(std::string, role, "client", "internal: client or server");
 ABSL_FLAG(std::string, ready_file, "", "internal: server's ready file");
+ABSL_FLAG(int, busy_poll_us, 50, "progress threads poll this long before "
+          "sleeping");
 ABSL_FLAG(std::string, markdown, "", "also write the table here");
 
 namespace leeway {
@@ -57,6 +60,7 @@ TransportOptions Options(uint32_t rank) {
   options.rank = rank;
   options.token = "bench";
   options.limits.max_payload_bytes = kMaxSize;
+  options.busy_poll = absl::Microseconds(absl::GetFlag(FLAGS_busy_poll_us));
   return options;
 }
 
@@ -105,14 +109,16 @@ struct Figures {
 absl::StatusOr<double> TimePushes(Transport& t, PeerId peer, uint32_t size,
                                   int count, int window,
                                   const std::vector<uint8_t>& data) {
-  std::vector<Ticket> in_flight;
+  // At most `window` in flight, like ucx_perftest's -O.
+  std::deque<Ticket> in_flight;
   WireHeader h;
   h.kind = MessageKind::kPush;
   const absl::Time start = absl::Now();
   for (int i = 0; i < count; ++i) {
-    if (static_cast<int>(in_flight.size()) >= window) {
-      LEEWAY_RETURN_IF_ERROR(in_flight.front().Wait(absl::Now() + absl::Seconds(60)));
-      in_flight.erase(in_flight.begin());
+    if (in_flight.size() >= static_cast<size_t>(window)) {
+      LEEWAY_RETURN_IF_ERROR(
+          in_flight.front().Wait(absl::Now() + absl::Seconds(60)));
+      in_flight.pop_front();
     }
     in_flight.push_back(t.Send(peer, h, absl::MakeConstSpan(data).first(size)));
   }

@@ -30,7 +30,7 @@ namespace leeway {
 class ProgressLoop {
  public:
   struct Options {
-    absl::Duration busy_poll = absl::Microseconds(500);
+    absl::Duration busy_poll = absl::Microseconds(50);
     absl::Duration tick = absl::Milliseconds(10);
     // Use CMA when UCX_TLS allows it (see ucx_tls.h for why not by default).
     bool allow_cma = false;
