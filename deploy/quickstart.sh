@@ -12,7 +12,7 @@ deploy/install-deps.sh
 bazel build -c opt //tests:transport_peer
 peer=bazel-bin/tests/transport_peer
 dir=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
 export UCX_NET_DEVICES=lo UCX_WARN_UNUSED_ENV_VARS=n
 "$peer" serve --ready_file="$dir/server.ready" --token=quickstart >"$dir/server.log" 2>&1 &
 server=$!
