@@ -117,13 +117,13 @@ absl::StatusOr<double> TimePushes(Transport& t, PeerId peer, uint32_t size,
   for (int i = 0; i < count; ++i) {
     if (in_flight.size() >= static_cast<size_t>(window)) {
       LEEWAY_RETURN_IF_ERROR(
-          in_flight.front().Wait(absl::Now() + absl::Seconds(60)));
+          t.Wait(in_flight.front(), absl::Now() + absl::Seconds(60)));
       in_flight.pop_front();
     }
     in_flight.push_back(t.Send(peer, h, absl::MakeConstSpan(data).first(size)));
   }
   for (Ticket& ticket : in_flight) {
-    LEEWAY_RETURN_IF_ERROR(ticket.Wait(absl::Now() + absl::Seconds(60)));
+    LEEWAY_RETURN_IF_ERROR(t.Wait(ticket, absl::Now() + absl::Seconds(60)));
   }
   WireHeader fence;
   fence.kind = MessageKind::kPull;
@@ -146,8 +146,8 @@ absl::StatusOr<double> TimeRoundTrips(Transport& t, PeerId peer, uint32_t size,
     Ticket pushed = t.Send(peer, push, absl::MakeConstSpan(data).first(size));
     Ticket pulled = t.Call(peer, pull, {}, absl::MakeSpan(reply).first(size),
                            absl::Now() + absl::Seconds(60));
-    LEEWAY_RETURN_IF_ERROR(pushed.Wait());
-    LEEWAY_RETURN_IF_ERROR(pulled.Wait());
+    LEEWAY_RETURN_IF_ERROR(t.Wait(pushed));
+    LEEWAY_RETURN_IF_ERROR(t.Wait(pulled));
   }
   return absl::ToDoubleSeconds(absl::Now() - start);
 }

@@ -140,8 +140,10 @@ size_t PickSize(std::mt19937_64& rng) {
   return (1 << 20) + rng() % (3 << 20);                       // large, rndv
 }
 
-absl::Status CheckDone(InFlight& op) {
-  const absl::Status status = op.ticket.Wait(absl::Now() + absl::Seconds(30));
+// Waits the caller-driven way (Transport::Wait), as a busy worker would.
+absl::Status CheckDone(Transport* t, InFlight& op) {
+  const absl::Status status =
+      t->Wait(op.ticket, absl::Now() + absl::Seconds(30));
   if (!status.ok()) return status;
   if (!op.is_call) return absl::OkStatus();
   const Message& reply = op.ticket.reply();
@@ -192,7 +194,7 @@ int Client() {
   uint64_t pushes = 0, bytes = 0;
   for (int i = 0; messages == 0 || i < messages; ++i) {
     if (in_flight.size() >= window) {
-      const absl::Status status = CheckDone(in_flight.front());
+      const absl::Status status = CheckDone(t, in_flight.front());
       if (!status.ok()) {
         std::printf("CLIENT failed at message %d: %s\n", i,
                     status.ToString().c_str());
@@ -221,7 +223,7 @@ int Client() {
     in_flight.push_back(std::move(op));
   }
   for (auto& op : in_flight) {
-    const absl::Status status = CheckDone(op);
+    const absl::Status status = CheckDone(t, op);
     if (!status.ok()) {
       std::printf("CLIENT failed draining: %s\n", status.ToString().c_str());
       return 1;

@@ -10,7 +10,13 @@
 
 namespace leeway {
 
+// Uses the SSE4.2 crc32 instruction where the CPU has it.
 uint32_t Crc32c(const void* data, size_t size);
+
+namespace crc32c_internal {
+// The table-driven version, for tests that compare the two.
+uint32_t Crc32cPortable(const void* data, size_t size);
+}  // namespace crc32c_internal
 
 }  // namespace leeway
 

@@ -15,5 +15,17 @@ TEST_CASE("crc32c matches the standard check values") {
   CHECK(Crc32c(zeros, sizeof(zeros)) == 0x8A9136AAu);  // RFC 3720 B.4
 }
 
+TEST_CASE("the hardware and table versions agree at every length") {
+  unsigned char bytes[300];
+  for (int i = 0; i < 300; ++i) bytes[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (size_t n = 0; n <= sizeof(bytes); ++n) {
+    for (size_t offset : {0, 1, 3}) {
+      if (offset + n > sizeof(bytes)) continue;
+      CHECK(Crc32c(bytes + offset, n) ==
+            crc32c_internal::Crc32cPortable(bytes + offset, n));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace leeway

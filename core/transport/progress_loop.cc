@@ -111,10 +111,12 @@ absl::StatusOr<std::unique_ptr<ProgressLoop>> ProgressLoop::Create(
   }
   const int event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   const int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-  if (event_fd < 0 || epoll_fd < 0) {
+  const int nap_epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  if (event_fd < 0 || epoll_fd < 0 || nap_epoll_fd < 0) {
     const int err = errno;
-    if (event_fd >= 0) close(event_fd);
-    if (epoll_fd >= 0) close(epoll_fd);
+    for (int fd : {event_fd, epoll_fd, nap_epoll_fd}) {
+      if (fd >= 0) close(fd);
+    }
     ucp_worker_destroy(worker);
     ucp_cleanup(context);
     return absl::InternalError(absl::StrCat("eventfd/epoll: ", strerror(err)));
@@ -125,23 +127,27 @@ absl::StatusOr<std::unique_ptr<ProgressLoop>> ProgressLoop::Create(
     ev.events = EPOLLIN;
     ev.data.fd = fd;
     epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+    if (fd == event_fd) epoll_ctl(nap_epoll_fd, EPOLL_CTL_ADD, fd, &ev);
   }
   return std::unique_ptr<ProgressLoop>(
-      new ProgressLoop(options, context, worker, ucx_fd, event_fd, epoll_fd));
+      new ProgressLoop(options, context, worker, ucx_fd, event_fd, epoll_fd,
+                       nap_epoll_fd));
 }
 
 ProgressLoop::ProgressLoop(const Options& options, ucp_context_h context,
                            ucp_worker_h worker, int ucx_fd, int event_fd,
-                           int epoll_fd)
+                           int epoll_fd, int nap_epoll_fd)
     : options_(options),
       context_(context),
       worker_(worker),
       ucx_fd_(ucx_fd),
       event_fd_(event_fd),
-      epoll_fd_(epoll_fd) {}
+      epoll_fd_(epoll_fd),
+      nap_epoll_fd_(nap_epoll_fd) {}
 
 ProgressLoop::~ProgressLoop() {
   Stop();
+  close(nap_epoll_fd_);
   close(epoll_fd_);
   close(event_fd_);
   ucp_worker_destroy(worker_);
@@ -162,11 +168,7 @@ bool ProgressLoop::Post(std::function<void()> fn) {
     posted_.push_back(std::move(fn));
   }
   pending_.fetch_add(1);
-  if (sleeping_.load()) {
-    const uint64_t one = 1;
-    ssize_t unused = write(event_fd_, &one, sizeof(one));
-    (void)unused;
-  }
+  Wake();
   return true;
 }
 
@@ -179,11 +181,9 @@ void ProgressLoop::Stop() {
   thread_.join();
 }
 
-bool ProgressLoop::InLoopThread() const {
-  return std::this_thread::get_id() == thread_.get_id();
-}
 
 bool ProgressLoop::RunPosted() {
+  if (pending_.load(std::memory_order_acquire) == 0) return false;
   std::deque<std::function<void()>> batch;
   {
     absl::MutexLock lock(&mu_);
@@ -195,14 +195,17 @@ bool ProgressLoop::RunPosted() {
   return true;
 }
 
+namespace {
+
+// The loop whose worker lock this thread holds, if any: a thread that holds
+// it must not try_lock it again (undefined for std::mutex).
+thread_local const ProgressLoop* t_holding = nullptr;
+
+}  // namespace
+
+bool ProgressLoop::HeldByThisThread() const { return t_holding == this; }
+
 void ProgressLoop::Sleep(absl::Duration max_sleep) {
-  // Arm first: UCS_ERR_BUSY means events are already pending.
-  if (ucp_worker_arm(worker_) == UCS_ERR_BUSY) return;
-  sleeping_.store(true);
-  if (pending_.load() != 0 || stop_requested_.load()) {
-    sleeping_.store(false);
-    return;
-  }
   struct epoll_event events[2];
   const int timeout_ms =
       std::max<int64_t>(1, absl::ToInt64Milliseconds(max_sleep));
@@ -217,31 +220,115 @@ void ProgressLoop::Sleep(absl::Duration max_sleep) {
   sleeping_.store(false);
 }
 
+void ProgressLoop::Nap() {
+  napping_.store(true);
+  struct epoll_event event;
+  if (epoll_wait(nap_epoll_fd_, &event, 1, 1) > 0) {
+    uint64_t drained;
+    ssize_t unused = read(event_fd_, &drained, sizeof(drained));
+    (void)unused;
+  }
+  napping_.store(false);
+}
+
+void ProgressLoop::HandBack() {
+  if (napping_.exchange(false)) {
+    const uint64_t one = 1;
+    ssize_t unused = write(event_fd_, &one, sizeof(one));
+    (void)unused;
+  } else {
+    Wake();
+  }
+}
+
+void ProgressLoop::Wake() {
+  if (sleeping_.exchange(false)) {
+    const uint64_t one = 1;
+    ssize_t unused = write(event_fd_, &one, sizeof(one));
+    (void)unused;
+  }
+}
+
+bool ProgressLoop::RunOrPost(std::function<void()> fn) {
+  if (!HeldByThisThread() && !stop_requested_.load(std::memory_order_relaxed) &&
+      worker_mu_.try_lock()) {
+    t_holding = this;
+    fn();
+    t_holding = nullptr;
+    worker_mu_.unlock();
+    // UCX may need progress to push the operation out; a sleeping loop
+    // armed before it would not see it.
+    Wake();
+    return true;
+  }
+  return Post(std::move(fn));
+}
+
+bool ProgressLoop::TryDrive(bool* busy) {
+  *busy = false;
+  if (HeldByThisThread() || stop_requested_.load(std::memory_order_relaxed) ||
+      !worker_mu_.try_lock()) {
+    return false;
+  }
+  t_holding = this;
+  *busy = ucp_worker_progress(worker_) != 0;
+  *busy |= RunPosted();
+  MaybeTick(now_ = absl::Now());
+  t_holding = nullptr;
+  worker_mu_.unlock();
+  return true;
+}
+
+void ProgressLoop::MaybeTick(absl::Time now) {
+  // Whoever drives runs the ticks, so that deadlines and keepalives keep
+  // their pace while a caller drives for a long time.
+  if (now - last_tick_ < options_.tick / 2) return;
+  last_tick_ = now;
+  if (on_tick_) on_tick_(now);
+}
+
 void ProgressLoop::Run() {
   absl::Time last_event = absl::Now();
-  absl::Time last_tick = last_event;
   while (!stop_requested_.load(std::memory_order_relaxed)) {
+    std::unique_lock<std::mutex> lock(worker_mu_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      // A caller is driving the worker itself (Transport::Wait): stay out
+      // of its way until it hands back (HandBack) or a millisecond passes.
+      Nap();
+      continue;
+    }
+    t_holding = this;
     bool busy = ucp_worker_progress(worker_) != 0;
     busy |= RunPosted();
     const absl::Time now = now_ = absl::Now();
-    if (now - last_tick >= options_.tick / 2) {
-      last_tick = now;
-      if (on_tick_) on_tick_(now);
+    MaybeTick(now);
+    if (busy) last_event = now;
+    bool sleep = !busy && now - last_event >= options_.busy_poll;
+    // Arm under the lock; UCS_ERR_BUSY means events are already pending.
+    if (sleep && ucp_worker_arm(worker_) == UCS_ERR_BUSY) sleep = false;
+    if (sleep) {
+      sleeping_.store(true);
+      if (pending_.load() != 0 || stop_requested_.load()) {
+        sleeping_.store(false);
+        sleep = false;
+      }
     }
-    if (busy) {
-      last_event = now;
-      continue;
+    t_holding = nullptr;
+    lock.unlock();
+    if (sleep) {
+      Sleep(options_.tick);
+      last_event = absl::Now() - options_.busy_poll / 2;
     }
-    if (now - last_event < options_.busy_poll) continue;
-    Sleep(options_.tick);
-    last_event = absl::Now() - options_.busy_poll / 2;
   }
+  std::lock_guard<std::mutex> lock(worker_mu_);
+  t_holding = this;
   if (on_stop_) on_stop_();
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock posted_lock(&mu_);
     accepting_ = false;
   }
   RunPosted();  // posted work sees the transport stopping and fails fast
+  t_holding = nullptr;
 }
 
 void ProgressLoop::ProgressUntil(const std::function<bool()>& done,

@@ -1,15 +1,20 @@
-// ProgressLoop: one UCP context, one UCP worker, and the one thread that
-// drives them.
+// ProgressLoop: one UCP context, one UCP worker, the lock that serializes
+// every use of them, and a progress thread.
 //
-// Every UCX call of a process happens on this thread (the worker is created
-// single-threaded); other threads hand work over with Post(). The thread
-// polls while traffic flows and, after `busy_poll` without events, arms the
-// worker and sleeps on UCX's wakeup fd (plus an eventfd for Post), so an
-// idle process costs no CPU (shared/notes/ucx.md). `on_tick` runs at least
-// every `tick` for deadlines and keepalives.
+// Whoever holds the worker lock may call UCX and touch the transport's
+// state: the progress thread, or a caller thread that runs its operation
+// directly (RunOrPost) or drives progress while it waits (TryDrive), the
+// way ucx_perftest does, instead of handing work over and sleeping, which
+// costs two context switches per operation. The progress thread polls while
+// traffic flows and, after `busy_poll` without events, arms the worker and
+// sleeps on UCX's wakeup fd (plus an eventfd for Post), so an idle process
+// costs no CPU (shared/notes/ucx.md); while a caller drives, it stays out of
+// the way. `on_tick` runs at least every `tick` for deadlines and
+// keepalives, on whichever thread drives.
 //
-// Thread-safety: Post() and Stop() from any thread; the rest only on the
-// loop thread or before Start().
+// Thread-safety: Post(), RunOrPost(), TryDrive() and Stop() from any thread;
+// the rest only with the worker lock held (inside posted work, callbacks
+// and handlers) or before Start().
 #ifndef LEEWAY_CORE_TRANSPORT_PROGRESS_LOOP_H_
 #define LEEWAY_CORE_TRANSPORT_PROGRESS_LOOP_H_
 
@@ -19,6 +24,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "absl/status/statusor.h"
@@ -55,25 +61,46 @@ class ProgressLoop {
   // once the loop is stopping.
   bool Post(std::function<void()> fn);
 
+  // Runs `fn` now under the worker lock if it is free, else queues it like
+  // Post(). Returns false (and drops `fn`) once the loop is stopping.
+  bool RunOrPost(std::function<void()> fn);
+
+  // If the worker lock is free, progresses the worker and runs posted work
+  // once on this thread; returns whether it did, and sets *busy when
+  // anything happened.
+  bool TryDrive(bool* busy);
+
+  // A caller stops driving: wakes the progress thread so that it takes over
+  // at once.
+  void HandBack();
+
   // Stops and joins the thread; idempotent.
   void Stop();
 
-  bool InLoopThread() const;
+  // Whether the calling thread holds the worker lock.
+  bool HeldByThisThread() const;
 
-  // Loop thread only: the time at the start of this loop iteration, so that
+  // Worker lock held: the time at the start of this loop iteration, so that
   // per-message bookkeeping needs no clock read.
   absl::Time CachedNow() const { return now_; }
 
-  // Loop thread only: progresses the worker (and runs posted work) until
+  // Worker lock held: progresses the worker (and runs posted work) until
   // `done()` or `limit` elapses. For orderly shutdown.
   void ProgressUntil(const std::function<bool()>& done, absl::Duration limit);
 
  private:
   ProgressLoop(const Options& options, ucp_context_h context,
-               ucp_worker_h worker, int ucx_fd, int event_fd, int epoll_fd);
+               ucp_worker_h worker, int ucx_fd, int event_fd, int epoll_fd,
+               int nap_epoll_fd);
   void Run();
   bool RunPosted();
   void Sleep(absl::Duration max_sleep);
+  // Wakes the progress thread if it sleeps.
+  void Wake();
+  // Waits (at most 1 ms) while a caller drives.
+  void Nap();
+  // Worker lock held: runs on_tick_ when half a tick has passed.
+  void MaybeTick(absl::Time now);
 
   const Options options_;
   ucp_context_h context_;
@@ -81,8 +108,10 @@ class ProgressLoop {
   const int ucx_fd_;
   const int event_fd_;
   const int epoll_fd_;
+  const int nap_epoll_fd_;  // the eventfd alone
 
-  absl::Time now_ = absl::Now();
+  absl::Time now_ = absl::Now();       // worker lock
+  absl::Time last_tick_ = absl::Now();  // worker lock
   std::function<void(absl::Time)> on_tick_;
   std::function<void()> on_stop_;
   std::thread thread_;
@@ -91,7 +120,10 @@ class ProgressLoop {
   // loop may be asleep: the loop sets sleeping_ then checks pending_; Post
   // bumps pending_ then checks sleeping_ (both sequentially consistent).
   std::atomic<bool> sleeping_{false};
+  std::atomic<bool> napping_{false};
   std::atomic<uint64_t> pending_{0};
+
+  std::mutex worker_mu_;  // the worker lock
 
   absl::Mutex mu_;
   std::deque<std::function<void()>> posted_ ABSL_GUARDED_BY(mu_);

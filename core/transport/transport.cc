@@ -109,6 +109,9 @@ void Transport::ReplyError(const Message& request,
                    reinterpret_cast<const uint8_t*>(payload.data()),
                    payload.size()));
 }
+absl::Status Transport::Wait(const Ticket& ticket, absl::Time deadline) {
+  return impl_->Wait(ticket, deadline);
+}
 Ticket Transport::SendRawForTesting(PeerId peer, unsigned am_id,
                                     absl::Span<const uint8_t> header_bytes,
                                     absl::Span<const uint8_t> payload) {
@@ -181,6 +184,26 @@ void Transport::Impl::SetHandler(MessageKind kind, MessageHandler handler,
   handlers_[static_cast<int>(kind)] = std::move(entry);
 }
 
+absl::Status Transport::Impl::Wait(const Ticket& ticket, absl::Time deadline) {
+  // Drive UCX here while operations keep completing (no hand-over, no
+  // context switch); once nothing has happened for `busy_poll`, or another
+  // thread drives, sleep on the ticket and let the progress thread work.
+  absl::Time last_event = absl::Now();
+  while (!ticket.done()) {
+    bool busy = false;
+    if (!loop_->TryDrive(&busy)) break;
+    const absl::Time now = absl::Now();
+    if (now >= deadline) break;
+    if (busy) {
+      last_event = now;
+    } else if (now - last_event > options_.busy_poll) {
+      break;
+    }
+  }
+  if (!ticket.done()) loop_->HandBack();
+  return ticket.Wait(deadline);
+}
+
 TransportStats Transport::Impl::stats() const {
   TransportStats s;
   s.messages_sent = counters_.messages_sent.load(kRelaxed);
@@ -209,7 +232,7 @@ Ticket Transport::Impl::Send(PeerId peer, unsigned am_id,
   ctx->header_length = std::min(header_bytes.size(), ctx->header.size());
   std::memcpy(ctx->header.data(), header_bytes.data(), ctx->header_length);
   Ticket ticket = ctx->ticket;
-  if (!loop_->Post([this, ctx, am_id, payload] {
+  if (!loop_->RunOrPost([this, ctx, am_id, payload] {
         Session* session = FindSession(ctx->peer);
         if (stopping_ || session == nullptr) {
           ctx->ticket.Complete(absl::UnavailableError(
@@ -313,7 +336,7 @@ void Transport::Impl::SendError(Session* session, const WireHeader* about,
 void Transport::Impl::Reply(PeerId peer, const WireHeader& header,
                             absl::Span<const uint8_t> payload) {
   std::vector<uint8_t> copy(payload.begin(), payload.end());
-  loop_->Post([this, peer, header, copy = std::move(copy)]() mutable {
+  loop_->RunOrPost([this, peer, header, copy = std::move(copy)]() mutable {
     Session* session = FindSession(peer);
     if (stopping_ || session == nullptr) return;  // the peer is gone
     SendOwned(session, header, std::move(copy));
@@ -327,7 +350,7 @@ Ticket Transport::Impl::Call(PeerId peer, const WireHeader& header,
                              absl::Span<uint8_t> reply_buffer,
                              absl::Time deadline) {
   Ticket ticket;
-  if (!loop_->Post([=]() mutable {
+  if (!loop_->RunOrPost([=]() mutable {
         Session* session = FindSession(peer);
         if (stopping_ || session == nullptr ||
             session->state != SessionState::kReady) {

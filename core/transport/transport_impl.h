@@ -1,6 +1,7 @@
-// Internal: the state behind Transport. Everything here runs on the progress
-// thread (progress_loop.h) unless a method says otherwise; that is what
-// makes the maps below safe without locks. Split across transport.cc (API,
+// Internal: the state behind Transport. Everything here runs with the
+// worker lock held (progress_loop.h), on the progress thread or on a caller
+// thread that drives, unless a method says otherwise; that is what makes the
+// maps below safe without further locks. Split across transport.cc (API,
 // sending, calls, shutdown), transport_receive.cc (incoming messages) and
 // transport_session.cc (connections, handshake, keepalive, peer loss).
 #ifndef LEEWAY_CORE_TRANSPORT_TRANSPORT_IMPL_H_
@@ -75,6 +76,8 @@ class Transport::Impl {
   int ConnectedPeers();
   TransportStats stats() const;
   const TransportOptions& options() const { return options_; }
+  // Waits for `ticket`, driving UCX on this thread while operations flow.
+  absl::Status Wait(const Ticket& ticket, absl::Time deadline);
 
   // Stamps job id and rank into a header.
   WireHeader Stamp(WireHeader header) const;
@@ -231,7 +234,7 @@ class Transport::Impl {
   absl::flat_hash_map<int, std::shared_ptr<HandlerEntry>> handlers_
       ABSL_GUARDED_BY(handlers_mu_);
 
-  // Loop thread only.
+  // Worker lock held (progress_loop.h).
   bool stopping_ = false;
   PeerId next_peer_id_ = 1;
   uint64_t next_call_id_ = 1;

@@ -113,6 +113,30 @@ TEST_CASE("replies can be served from a lent buffer without a copy") {
   CHECK(reply == parameters);
 }
 
+TEST_CASE("Transport::Wait drives progress on the caller's thread") {
+  EchoServer server;
+  auto client = MakeTransport(Options(1));
+  auto peer = client->Connect("127.0.0.1", server.port);
+  REQUIRE(peer.ok());
+  // Many small operations, each waited for by the caller-driven path.
+  for (int i = 0; i < 2000; ++i) {
+    const auto payload = Pattern(64 + i % 512, static_cast<uint8_t>(i));
+    std::vector<uint8_t> reply(payload.size());
+    Ticket t = Pull(*client, *peer, payload, absl::MakeSpan(reply));
+    REQUIRE(client->Wait(t, Soon()).ok());
+    REQUIRE(reply == payload);
+  }
+  // Its deadline holds when no reply comes.
+  server.transport->SetHandler(MessageKind::kPull, [](Message) {});
+  WireHeader h;
+  h.kind = MessageKind::kPull;
+  Ticket silent = client->Call(*peer, h, {}, {}, absl::InfiniteFuture());
+  const absl::Time start = absl::Now();
+  CHECK(client->Wait(silent, absl::Now() + absl::Milliseconds(200)).code() ==
+        absl::StatusCode::kDeadlineExceeded);
+  CHECK(absl::Now() - start < absl::Seconds(2));
+}
+
 TEST_CASE("worker-address endpoints carry calls too") {
   EchoServer server;
   auto address = server.transport->WorkerAddress();
