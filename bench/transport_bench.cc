@@ -46,6 +46,7 @@ ABSL_FLAG(std::string, role, "client", "internal: client or server");
 ABSL_FLAG(std::string, ready_file, "", "internal: server's ready file");
 ABSL_FLAG(int, busy_poll_us, 50, "progress threads poll this long before "
           "sleeping");
+ABSL_FLAG(bool, baseline, true, "also run ucx_perftest (off: for profiling)");
 ABSL_FLAG(std::string, markdown, "", "also write the table here");
 
 namespace leeway {
@@ -254,6 +255,10 @@ absl::Status MeasureTransport(const std::string& name, std::vector<Row>* rows) {
     row.ours.push_rate = pushes / Median(push_s);
     row.ours.rtrip_mbps = 2 * trips * mib / Median(trip_s);
     row.ours.rtrip_rate = trips / Median(trip_s);
+    if (!absl::GetFlag(FLAGS_baseline)) {
+      rows->push_back(row);
+      continue;
+    }
     LEEWAY_ASSIGN_OR_RETURN(row.bw, MedianPerftest("ucp_am_bw", size, pushes,
                                                    window, baseline_tls, dir));
     LEEWAY_ASSIGN_OR_RETURN(row.lat, MedianPerftest("ucp_am_lat", size, trips,

@@ -228,17 +228,26 @@ TEST_CASE("a peer that never says HELLO is disconnected and counted") {
 TEST_CASE("a listener connection that stays silent times out without HELLO") {
   const std::string dir = MakeTempDir("idle");
   Server server = StartServer(kTcp, dir);
-  auto idle = LocalTransport(kTcp, 5);
-  auto peer = idle->ConnectWithoutHandshakeForTesting("127.0.0.1", server.port);
-  REQUIRE(peer.ok());
   // The server drops it after its handshake timeout (5 s by default): the
-  // connection is reset and this side notices.
-  const absl::Time start = absl::Now();
-  while (idle->stats().peers_lost == 0 &&
-         absl::Now() - start < absl::Seconds(20)) {
-    absl::SleepFor(absl::Milliseconds(50));
+  // connection is reset and this side notices. A connection that UCX resets
+  // before the server even registered it (seen once in many runs, within a
+  // millisecond of connecting) proves nothing about the timeout: retry it.
+  bool timed_out = false;
+  for (int attempt = 0; attempt < 3 && !timed_out; ++attempt) {
+    auto idle = LocalTransport(kTcp, 5);
+    auto peer =
+        idle->ConnectWithoutHandshakeForTesting("127.0.0.1", server.port);
+    REQUIRE(peer.ok());
+    const absl::Time start = absl::Now();
+    while (idle->stats().peers_lost == 0 &&
+           absl::Now() - start < absl::Seconds(20)) {
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    REQUIRE(idle->stats().peers_lost == 1);
+    timed_out = absl::Now() - start > absl::Seconds(2);
+    if (!timed_out) WARN("connection reset early; server log:\n" << server.process->Output());
   }
-  CHECK(idle->stats().peers_lost == 1);
+  CHECK(timed_out);
   const std::string stats = StopAndCollectStats(server);
   INFO(stats);
   CHECK(stats.find("handshake_failures=1 ") != std::string::npos);

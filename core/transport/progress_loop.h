@@ -80,8 +80,9 @@ class ProgressLoop {
   // Whether the calling thread holds the worker lock.
   bool HeldByThisThread() const;
 
-  // Worker lock held: the time at the start of this loop iteration, so that
-  // per-message bookkeeping needs no clock read.
+  // The time the last driver read (at most 16 idle rounds old), so that
+  // per-message bookkeeping needs no clock read. Worker lock, or a value
+  // just returned by TryDrive.
   absl::Time CachedNow() const { return now_; }
 
   // Worker lock held: progresses the worker (and runs posted work) until
@@ -112,6 +113,8 @@ class ProgressLoop {
 
   absl::Time now_ = absl::Now();       // worker lock
   absl::Time last_tick_ = absl::Now();  // worker lock
+  uint64_t drive_rounds_ = 0;           // worker lock
+  const absl::Duration half_tick_ = options_.tick / 2;
   std::function<void(absl::Time)> on_tick_;
   std::function<void()> on_stop_;
   std::thread thread_;

@@ -188,13 +188,13 @@ absl::Status Transport::Impl::Wait(const Ticket& ticket, absl::Time deadline) {
   // Drive UCX here while operations keep completing (no hand-over, no
   // context switch); once nothing has happened for `busy_poll`, or another
   // thread drives, sleep on the ticket and let the progress thread work.
-  absl::Time last_event = absl::Now();
+  absl::Time last_event = absl::InfinitePast();
   while (!ticket.done()) {
     bool busy = false;
     if (!loop_->TryDrive(&busy)) break;
-    const absl::Time now = absl::Now();
+    const absl::Time now = loop_->CachedNow();
     if (now >= deadline) break;
-    if (busy) {
+    if (busy || last_event == absl::InfinitePast()) {
       last_event = now;
     } else if (now - last_event > options_.busy_poll) {
       break;
