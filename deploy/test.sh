@@ -2,8 +2,8 @@
 # Runs Leeway's whole test suite on a Debian 12 machine, installing what it
 # needs first, and ends with one line "N passed, N failed" (Bazel targets).
 #   deploy/test.sh
-# Three passes: everything (gcc); the wire fuzzer under real libFuzzer
-# (clang, --config=fuzz); the transport under AddressSanitizer.
+# Three passes: everything (gcc); the fuzzers under real libFuzzer (clang,
+# --config=fuzz); the transport and the kernels under AddressSanitizer.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,8 +45,8 @@ run_pass() {
 }
 
 run_pass "all tests" //...
-run_pass "libFuzzer" --config=fuzz //core/transport:wire_fuzz_test
-run_pass "AddressSanitizer" --config=asan //core/...
+run_pass "libFuzzer" --config=fuzz //core/transport:wire_fuzz_test //kernels:codec_fuzz_test
+run_pass "AddressSanitizer" --config=asan //core/... //kernels/...
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

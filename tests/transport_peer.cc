@@ -32,7 +32,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/common/crc32c.h"
 #include "core/common/logging.h"
-#include "core/transport/little_endian.h"
+#include "core/common/little_endian.h"
 #include "core/transport/transport.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "serve: address to listen on");

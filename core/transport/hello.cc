@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "core/transport/little_endian.h"
+#include "core/common/little_endian.h"
 
 namespace leeway {
 namespace {

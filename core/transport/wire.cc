@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/common/crc32c.h"
-#include "core/transport/little_endian.h"
+#include "core/common/little_endian.h"
 
 namespace leeway {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "catch2/catch.hpp"
 #include "core/common/crc32c.h"
-#include "core/transport/little_endian.h"
+#include "core/common/little_endian.h"
 
 namespace leeway {
 namespace {

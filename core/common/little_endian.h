@@ -1,7 +1,7 @@
 // Little-endian loads and stores for wire encodings. Unaligned-safe
 // (memcpy-based); byte-swap only on big-endian hosts. Pure, thread-safe.
-#ifndef LEEWAY_CORE_TRANSPORT_LITTLE_ENDIAN_H_
-#define LEEWAY_CORE_TRANSPORT_LITTLE_ENDIAN_H_
+#ifndef LEEWAY_CORE_COMMON_LITTLE_ENDIAN_H_
+#define LEEWAY_CORE_COMMON_LITTLE_ENDIAN_H_
 
 #include <cstdint>
 #include <cstring>
@@ -39,4 +39,4 @@ inline void StoreLE64(uint8_t* p, uint64_t v) { StoreLE(p, v); }
 
 }  // namespace leeway
 
-#endif  // LEEWAY_CORE_TRANSPORT_LITTLE_ENDIAN_H_
+#endif  // LEEWAY_CORE_COMMON_LITTLE_ENDIAN_H_

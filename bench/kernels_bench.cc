@@ -1,0 +1,96 @@
+// kernels_bench: codec throughput on the CPU, single-threaded, in GB/s of
+// fp32 input, against a plain memcpy of the same bytes measured in the same
+// run (the ratio is what we track; absolute figures drift on shared
+// machines). Medians of --repeats runs.
+//
+//   bazel run -c opt //bench:kernels_bench -- --sizes=1048576,16777216,67108864
+//
+// encode: error feedback fused (residual read and written), as the worker
+// runs it. decode_accumulate: out += scale * decode(payload), as the server
+// applies it.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "kernels/codec.h"
+
+ABSL_FLAG(std::string, sizes, "1048576,16777216,67108864", "elements");
+ABSL_FLAG(int, repeats, 5, "runs per figure; the median is reported");
+
+namespace leeway {
+namespace {
+
+template <typename Fn>
+double MedianSeconds(int repeats, Fn fn) {
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    times.push_back(std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+int Run() {
+  const int repeats = absl::GetFlag(FLAGS_repeats);
+  std::printf("| elements | codec | encode GB/s | encode / memcpy | "
+              "decode_accumulate GB/s | decode_accumulate / memcpy | "
+              "memcpy GB/s | payload / fp32 |\n"
+              "|---:|---|---:|---:|---:|---:|---:|---:|\n");
+  for (absl::string_view text : absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',')) {
+    size_t n = 0;
+    if (!absl::SimpleAtoi(text, &n) || n == 0) {
+      std::fprintf(stderr, "bad size %s\n", std::string(text).c_str());
+      return 1;
+    }
+    std::vector<float> g(n), residual(n, 0.0f), out(n, 0.0f), copy(n);
+    std::mt19937 rng(1);
+    std::normal_distribution<float> normal(0.0f, 0.01f);
+    for (auto& x : g) x = normal(rng);
+    const double bytes = 4.0 * n;
+    const double memcpy_s = MedianSeconds(repeats, [&] {
+      std::memcpy(copy.data(), g.data(), n * sizeof(float));
+    });
+    for (CodecId codec : {CodecId::kNone, CodecId::kFp16, CodecId::kBf16,
+                          CodecId::kInt8, CodecId::kSign}) {
+      CodecParams params;
+      params.codec = codec;
+      std::vector<uint8_t> payload(CompressedSize(params, n));
+      bool ok = true;
+      const double encode_s = MedianSeconds(repeats, [&] {
+        ok &= Encode(g, absl::MakeSpan(residual), params, &payload).ok();
+      });
+      const double decode_s = MedianSeconds(repeats, [&] {
+        ok &= DecodeAccumulate(payload, -0.1f, absl::MakeSpan(out)).ok();
+      });
+      if (!ok) {
+        std::fprintf(stderr, "codec %s failed\n", CodecName(codec));
+        return 1;
+      }
+      std::printf("| %zu | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f |\n", n,
+                  CodecName(codec), bytes / encode_s / 1e9, memcpy_s / encode_s,
+                  bytes / decode_s / 1e9, memcpy_s / decode_s,
+                  bytes / memcpy_s / 1e9, payload.size() / bytes);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace leeway
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return leeway::Run();
+}
