@@ -2,8 +2,9 @@
 // worker lock held (progress_loop.h), on the progress thread or on a caller
 // thread that drives, unless a method says otherwise; that is what makes the
 // maps below safe without further locks. Split across transport.cc (API,
-// sending, calls, shutdown), transport_receive.cc (incoming messages) and
-// transport_session.cc (connections, handshake, keepalive, peer loss).
+// sending, calls, shutdown), transport_receive.cc (incoming messages),
+// transport_session.cc (connections, keepalive, peer loss) and
+// transport_handshake.cc (HELLO).
 #ifndef LEEWAY_CORE_TRANSPORT_TRANSPORT_IMPL_H_
 #define LEEWAY_CORE_TRANSPORT_TRANSPORT_IMPL_H_
 
@@ -196,6 +197,8 @@ class Transport::Impl {
   Session* FindSession(PeerId peer);
   void StartConnect(const ConnectTarget& target, bool handshake,
                     Ticket ticket);
+  // transport_handshake.cc
+  void StartHandshake(Session* session, bool by_address);
   void OnChallenge(PeerId peer, absl::Status status, Message reply);
   void OnWelcome(PeerId peer, absl::Status status, Message reply);
   void FailConnect(PeerId peer, const absl::Status& status);
