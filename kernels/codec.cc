@@ -56,12 +56,15 @@ absl::Status CheckFinite(absl::Span<const float> values, const char* what) {
   return absl::OkStatus();
 }
 
-// Encodes v (= gradient + residual) and, when `residual` is not empty,
-// leaves residual = v - decoded. `v(i)` reads the value to send.
-template <typename ValueFn>
+// Encodes v[0..n) and, when `residual` is not null (then it is v itself:
+// error feedback keeps v = g + r in the residual buffer), leaves
+// residual = v - decoded. Raw pointers, `body` restrict-qualified: a byte
+// pointer that might alias the floats would keep the loops scalar.
 void EncodeBody(CodecId codec, uint32_t param, uint64_t seed, size_t n,
-                ValueFn v, absl::Span<float> residual, uint8_t* body) {
-  const bool feedback = !residual.empty();
+                const float* values, float* residual,
+                uint8_t* __restrict body) {
+  const bool feedback = residual != nullptr;
+  const auto v = [values](size_t i) { return values[i]; };
   switch (codec) {
     case CodecId::kNone:
       for (size_t i = 0; i < n; ++i) {
@@ -120,7 +123,7 @@ void EncodeBody(CodecId codec, uint32_t param, uint64_t seed, size_t n,
       for (size_t i = 0; i < n; ++i) {
         const float x = v(i);
         const bool negative = x < 0.0f;
-        if (negative) bits[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+        bits[i / 8] |= static_cast<uint8_t>(uint32_t{negative} << (i % 8));
         if (feedback) residual[i] = x - (negative ? -scale : scale);
       }
       return;
@@ -191,9 +194,12 @@ void DecodeBody(const PayloadHeader& h, const uint8_t* body, Emit emit) {
     case CodecId::kInt8: {
       const auto* q =
           reinterpret_cast<const int8_t*>(body + 4 * Buckets(n, h.param));
-      for (size_t i = 0; i < n; ++i) {
-        const float scale = BitsFloat(LoadLE32(body + 4 * (i / h.param)));
-        emit(i, static_cast<float>(q[i]) * scale);
+      for (size_t start = 0, b = 0; start < n; start += h.param, ++b) {
+        const float scale = BitsFloat(LoadLE32(body + 4 * b));
+        const size_t end = std::min<size_t>(n, start + h.param);
+        for (size_t i = start; i < end; ++i) {
+          emit(i, static_cast<float>(q[i]) * scale);
+        }
       }
       return;
     }
@@ -253,13 +259,14 @@ absl::Status Encode(absl::Span<const float> gradient, absl::Span<float> residual
                      payload->data());
   uint8_t* body = payload->data() + kPayloadHeaderBytes;
   if (residual.empty()) {
-    EncodeBody(params.codec, param, params.seed, n,
-               [&](size_t i) { return gradient[i]; }, residual, body);
+    EncodeBody(params.codec, param, params.seed, n, gradient.data(), nullptr,
+               body);
   } else {
     // v = g + r, kept in the residual buffer, then replaced by v - sent.
-    for (size_t i = 0; i < n; ++i) residual[i] += gradient[i];
-    EncodeBody(params.codec, param, params.seed, n,
-               [&](size_t i) { return residual[i]; }, residual, body);
+    float* r = residual.data();
+    const float* g = gradient.data();
+    for (size_t i = 0; i < n; ++i) r[i] += g[i];
+    EncodeBody(params.codec, param, params.seed, n, r, r, body);
   }
   return absl::OkStatus();
 }
