@@ -19,15 +19,7 @@ GpuInventory Probe() {
     inventory.reason = query.error;
     return inventory;
   }
-  for (const CudaDeviceInfo& info : query.devices) {
-    GpuDevice device;
-    device.index = info.index;
-    device.name = info.name;
-    device.compute_major = info.major;
-    device.compute_minor = info.minor;
-    device.memory_bytes = info.memory_bytes;
-    inventory.devices.push_back(device);
-  }
+  inventory.devices = query.devices;
   if (inventory.devices.empty()) inventory.reason = "no CUDA device found";
 #else
   inventory.reason = "built without CUDA (nvcc was not found at build time)";

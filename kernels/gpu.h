@@ -10,15 +10,9 @@
 #include <string>
 #include <vector>
 
-namespace leeway {
+#include "kernels/gpu_device.h"
 
-struct GpuDevice {
-  int index = 0;
-  std::string name;
-  int compute_major = 0;
-  int compute_minor = 0;
-  size_t memory_bytes = 0;
-};
+namespace leeway {
 
 struct GpuInventory {
   bool built_with_cuda = false;

@@ -34,11 +34,11 @@ CudaDeviceQuery QueryCudaDevices() {
       query.devices.clear();
       return query;
     }
-    CudaDeviceInfo info;
+    GpuDevice info;
     info.index = i;
     info.name = prop.name;
-    info.major = prop.major;
-    info.minor = prop.minor;
+    info.compute_major = prop.major;
+    info.compute_minor = prop.minor;
     info.memory_bytes = prop.totalGlobalMem;
     query.devices.push_back(info);
   }

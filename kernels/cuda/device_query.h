@@ -8,18 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gpu_device.h"
+
 namespace leeway {
 
-struct CudaDeviceInfo {
-  int index = 0;
-  std::string name;
-  int major = 0;
-  int minor = 0;
-  size_t memory_bytes = 0;
-};
-
 struct CudaDeviceQuery {
-  std::vector<CudaDeviceInfo> devices;
+  std::vector<GpuDevice> devices;
   std::string error;  // e.g. "CUDA driver version is insufficient ..."
 };
 
