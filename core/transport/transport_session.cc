@@ -310,19 +310,8 @@ void Transport::Impl::PeerLost(Session* session, const absl::Status& why) {
     counters_.handshake_failures.fetch_add(1, kRelaxed);
   }
   LEEWAY_LOG(WARNING) << "lost " << session->description << ": " << why;
-  const PeerId id = session->id;
-  Disconnect(session, why.ToString());
-  std::vector<uint64_t> ids;
-  for (auto& entry : calls_) {
-    if (entry.second.peer == id) ids.push_back(entry.first);
-  }
-  for (uint64_t call : ids) {
-    SetCallResult(call,
-                  absl::UnavailableError(absl::StrCat("peer lost: ",
-                                                      why.message())),
-                  Message());
-    FinishCallIfReady(call);
-  }
+  // Disconnect fails every call with this peer (UNAVAILABLE, naming `why`).
+  Disconnect(session, absl::StrCat("peer lost: ", why.ToString()));
 }
 
 void Transport::Impl::OnTransferError(PeerId peer, const absl::Status& status) {
