@@ -1,5 +1,5 @@
-// kernels_bench: codec throughput on the CPU, single-threaded, in GB/s of
-// fp32 input, against a plain memcpy of the same bytes measured in the same
+// kernels_bench: codec throughput on the CPU (single-threaded unless
+// --threads says otherwise), in GB/s of fp32 input, against a plain memcpy of the same bytes measured in the same
 // run (the ratio is what we track; absolute figures drift on shared
 // machines). Medians of --repeats runs.
 //
@@ -24,9 +24,52 @@
 
 ABSL_FLAG(std::string, sizes, "1048576,16777216,67108864", "elements");
 ABSL_FLAG(int, repeats, 5, "runs per figure; the median is reported");
+ABSL_FLAG(int, threads, 1, "kernel threads (0: the whole pool)");
+ABSL_FLAG(std::string, codecs, "",
+          "comma-separated subset of the rows (e.g. topk1%,int8); all if empty");
 
 namespace leeway {
 namespace {
+
+struct Row {
+  std::string name;
+  CodecParams params;
+};
+
+std::vector<Row> Rows() {
+  std::vector<Row> rows;
+  auto add = [&](std::string name, CodecId codec, float density = 1.0f,
+                 CodecId values = CodecId::kNone) {
+    CodecParams p;
+    p.codec = codec;
+    p.density = density;
+    p.values = values;
+    p.threads = absl::GetFlag(FLAGS_threads);
+    rows.push_back({std::move(name), p});
+  };
+  for (CodecId c : {CodecId::kNone, CodecId::kFp16, CodecId::kBf16,
+                    CodecId::kInt8, CodecId::kSign}) {
+    add(CodecName(c), c);
+  }
+  add("topk0.1%", CodecId::kTopK, 0.001f);
+  add("topk1%", CodecId::kTopK, 0.01f);
+  add("topk10%", CodecId::kTopK, 0.1f);
+  add("topk1%+fp16", CodecId::kTopK, 0.01f, CodecId::kFp16);
+  add("topk1%+int8", CodecId::kTopK, 0.01f, CodecId::kInt8);
+  add("randomk1%", CodecId::kRandomK, 0.01f);
+  rows.push_back(rows[6]);  // threshold at topk1%'s level: set per size
+  rows.back().name = "threshold~1%";
+  rows.back().params.codec = CodecId::kThreshold;
+  const std::string only = absl::GetFlag(FLAGS_codecs);
+  if (only.empty()) return rows;
+  std::vector<Row> chosen;
+  for (absl::string_view want : absl::StrSplit(only, ',')) {
+    for (const Row& row : rows) {
+      if (row.name == want) chosen.push_back(row);
+    }
+  }
+  return chosen;
+}
 
 template <typename Fn>
 double MedianSeconds(int repeats, Fn fn) {
@@ -62,24 +105,28 @@ int Run() {
     const double memcpy_s = MedianSeconds(repeats, [&] {
       std::memcpy(copy.data(), g.data(), n * sizeof(float));
     });
-    for (CodecId codec : {CodecId::kNone, CodecId::kFp16, CodecId::kBf16,
-                          CodecId::kInt8, CodecId::kSign}) {
-      CodecParams params;
-      params.codec = codec;
+    for (Row row : Rows()) {
+      CodecParams& params = row.params;
+      if (params.codec == CodecId::kThreshold) {
+        // The magnitude that 1% of this gradient exceeds (|N(0, 0.01)|).
+        params.threshold = 0.0258f;
+      }
+      std::fill(residual.begin(), residual.end(), 0.0f);
       std::vector<uint8_t> payload(CompressedSize(params, n));
       bool ok = true;
       const double encode_s = MedianSeconds(repeats, [&] {
         ok &= Encode(g, absl::MakeSpan(residual), params, &payload).ok();
       });
       const double decode_s = MedianSeconds(repeats, [&] {
-        ok &= DecodeAccumulate(payload, -0.1f, absl::MakeSpan(out)).ok();
+        ok &= DecodeAccumulate(payload, -0.1f, absl::MakeSpan(out),
+                                params.threads).ok();
       });
       if (!ok) {
-        std::fprintf(stderr, "codec %s failed\n", CodecName(codec));
+        std::fprintf(stderr, "codec %s failed\n", row.name.c_str());
         return 1;
       }
       std::printf("| %zu | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f |\n", n,
-                  CodecName(codec), bytes / encode_s / 1e9, memcpy_s / encode_s,
+                  row.name.c_str(), bytes / encode_s / 1e9, memcpy_s / encode_s,
                   bytes / decode_s / 1e9, memcpy_s / decode_s,
                   bytes / memcpy_s / 1e9, payload.size() / bytes);
     }

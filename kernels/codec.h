@@ -1,26 +1,34 @@
 // Gradient codecs: a float32 gradient in, a self-describing payload out, and
-// back. The CPU implementation is the tested default.
+// back. The CPU implementation is the tested default; kernels/cuda/ holds
+// the CUDA twin (codec_cuda.h) with the same payloads.
 //
 // Error feedback is fused into Encode: with a residual r, the codec encodes
 // v = g + r and leaves r = v - decode(payload), so that what was sent plus
 // the final residual always sums to what was given (up to float rounding).
 //
 // Payload format (little-endian, validated by every decoder before it
-// touches memory; see payload.h):
+// touches memory):
 //   0 u16 magic 0x434C ("LC")   2 u8 version (1)   3 u8 codec
-//   4 u32 elements              8 u32 codec parameter (int8: bucket size)
+//   4 u32 elements              8 u32 codec parameter
 //  12 u32 reserved (0)         16 body
 //
-// Codecs in this slice: none (fp32), fp16, bf16 (round to nearest even,
-// saturating), int8 (per-bucket scale max|v|/127, stochastic rounding from a
-// seeded generator: unbiased), sign (one bit per element and one scale,
-// mean |v|: EF-signSGD). Sparse codecs (topk, randomk, threshold) follow.
+// Dense codecs (dense_codec.h): none (fp32), fp16, bf16 (round to nearest
+// even, saturating), int8 (per-bucket scale max|v|/127, stochastic rounding
+// from a seeded generator: unbiased; parameter = bucket size), sign (one
+// bit per element and one scale, mean |v|: EF-signSGD).
+// Sparse codecs (sparse_codec.h): topk (the exact k largest magnitudes, see
+// topk_select.h), randomk (stratified, seeded: no indices on the wire;
+// unbiased without error feedback), threshold (|v| >= t, capped at the density); their values may
+// be quantized (values = fp16, bf16 or int8: topk+fp16, topk+int8).
 //
 // Non-finite input: Encode refuses a gradient or residual holding NaN or
 // Inf with INVALID_ARGUMENT and changes nothing, since one NaN would poison
 // the residual for good. Decoders refuse payloads whose values are not
 // finite.
 //
+// Threads: large tensors are processed in blocks on the shared kernel pool
+// (parallel_for.h); `threads` = 1 keeps a call on the caller's thread, 0
+// uses the whole pool. Results do not depend on the thread count.
 // Thread-safety: pure functions of their arguments.
 #ifndef LEEWAY_KERNELS_CODEC_H_
 #define LEEWAY_KERNELS_CODEC_H_
@@ -42,17 +50,34 @@ enum class CodecId : uint8_t {
   kBf16 = 2,
   kInt8 = 3,
   kSign = 4,
+  kTopK = 5,
+  kRandomK = 6,
+  kThreshold = 7,
 };
+constexpr uint8_t kMaxCodecId = 7;
 
 const char* CodecName(CodecId codec);
+bool IsSparse(CodecId codec);
 
 struct CodecParams {
   CodecId codec = CodecId::kNone;
-  uint32_t int8_bucket = 512;  // elements per scale
-  uint64_t seed = 0;           // int8 stochastic rounding
+  uint32_t int8_bucket = 512;  // elements per scale (int8, and int8 values)
+  uint64_t seed = 0;           // stochastic rounding, sampling, randomk
+  float density = 0.01f;       // sparse: keep ceil(density * n), in [1, n]
+  float threshold = 0.0f;      // threshold: keep |v| >= threshold
+  CodecId values = CodecId::kNone;  // sparse: none, fp16, bf16 or int8
+  int threads = 0;             // 0: the kernel pool; 1: the caller only
 };
 
-// Payload bytes for `elements` with `params`, without encoding.
+// Elements a sparse codec with this density keeps of n: ceil(density * n)
+// within [1, n] (0 when n is 0).
+size_t SparseKeep(float density, size_t n);
+
+// Checks that params describe a codec this library can encode.
+absl::Status ValidateParams(const CodecParams& params);
+
+// Payload bytes for `elements` with `params`, without encoding. For
+// threshold, the most it can take (the density cap).
 size_t CompressedSize(const CodecParams& params, size_t elements);
 
 // Encodes `gradient` (+ `residual` when it is not empty: error feedback,
@@ -61,11 +86,20 @@ absl::Status Encode(absl::Span<const float> gradient, absl::Span<float> residual
                     const CodecParams& params, std::vector<uint8_t>* payload);
 
 // Decodes a payload that must hold exactly out.size() elements.
-absl::Status Decode(absl::Span<const uint8_t> payload, absl::Span<float> out);
+absl::Status Decode(absl::Span<const uint8_t> payload, absl::Span<float> out,
+                    int threads = 0);
 
-// out += scale * decode(payload); out.size() must match the payload.
+// out += scale * decode(payload); out.size() must match the payload. For a
+// sparse payload only the kept elements are read and written: O(k).
 absl::Status DecodeAccumulate(absl::Span<const uint8_t> payload, float scale,
-                              absl::Span<float> out);
+                              absl::Span<float> out, int threads = 0);
+
+// The (index, value) pairs a payload of `elements` elements carries, indices
+// ascending: the kept ones for sparse codecs, all of them for dense ones.
+// For servers that apply sparse updates lazily.
+absl::Status DecodePairs(absl::Span<const uint8_t> payload, size_t elements,
+                         std::vector<uint32_t>* indices,
+                         std::vector<float>* values);
 
 }  // namespace leeway
 

@@ -6,41 +6,28 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
+#include "kernels/codec_test_util.h"
 #include "kernels/half.h"
 #include "kernels/payload.h"
 
 namespace leeway {
 namespace {
 
-const CodecId kAll[] = {CodecId::kNone, CodecId::kFp16, CodecId::kBf16,
-                        CodecId::kInt8, CodecId::kSign};
-const CodecId kLossy[] = {CodecId::kFp16, CodecId::kBf16, CodecId::kInt8,
-                          CodecId::kSign};
+using testing::AllConfigs;
+using testing::DenseConfigs;
+using testing::Describe;
+using testing::Gradient;
+using testing::Params;
 
-std::vector<float> Gradient(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::student_t_distribution<float> heavy(3.0f);  // heavy tails, like real ones
-  std::vector<float> g(n);
-  for (auto& x : g) x = 0.01f * heavy(rng);
-  return g;
-}
-
-CodecParams Params(CodecId codec, uint64_t seed = 1) {
-  CodecParams p;
-  p.codec = codec;
-  p.int8_bucket = 256;
-  p.seed = seed;
-  return p;
-}
-
-TEST_CASE("every codec round-trips within its precision") {
-  for (CodecId codec : kAll) {
+TEST_CASE("every dense codec round-trips within its precision") {
+  for (const CodecParams& params : DenseConfigs()) {
+    const CodecId codec = params.codec;
     for (size_t n : {size_t{1}, size_t{7}, size_t{1000}, size_t{1} << 20}) {
       INFO(CodecName(codec) << " n=" << n);
       const auto g = Gradient(n, n);
       std::vector<uint8_t> payload;
-      REQUIRE(Encode(g, {}, Params(codec), &payload).ok());
-      CHECK(payload.size() == CompressedSize(Params(codec), n));
+      REQUIRE(Encode(g, {}, params, &payload).ok());
+      CHECK(payload.size() == CompressedSize(params, n));
       std::vector<float> out(n);
       REQUIRE(Decode(payload, absl::MakeSpan(out)).ok());
       double max_abs = 0, mean_abs = 0;
@@ -60,6 +47,7 @@ TEST_CASE("every codec round-trips within its precision") {
             REQUIRE(std::fabs(std::fabs(out[i]) - mean_abs) <= 1e-6 + mean_abs * 1e-4);
             REQUIRE((out[i] < 0) == (g[i] < 0));
             break;
+          default: FAIL("not a dense codec");
         }
       }
     }
@@ -68,14 +56,16 @@ TEST_CASE("every codec round-trips within its precision") {
 
 TEST_CASE("error feedback: sent plus residual equals the sum of gradients") {
   constexpr size_t kN = 4096;
-  for (CodecId codec : kLossy) {
-    INFO(CodecName(codec));
+  for (const CodecParams& base : AllConfigs()) {
+    INFO(Describe(base));
     std::vector<float> residual(kN, 0.0f), sent(kN, 0.0f), given(kN, 0.0f);
     std::vector<double> sent_exact(kN, 0.0), given_exact(kN, 0.0);
     std::vector<uint8_t> payload;
     for (int step = 0; step < 100; ++step) {
       const auto g = Gradient(kN, 1000 + step);
-      REQUIRE(Encode(g, absl::MakeSpan(residual), Params(codec, step), &payload).ok());
+      CodecParams params = base;
+      params.seed = step;
+      REQUIRE(Encode(g, absl::MakeSpan(residual), params, &payload).ok());
       std::vector<float> decoded(kN);
       REQUIRE(Decode(payload, absl::MakeSpan(decoded)).ok());
       for (size_t i = 0; i < kN; ++i) {
@@ -109,10 +99,11 @@ TEST_CASE("int8's stochastic rounding is unbiased") {
 }
 
 TEST_CASE("all-zero gradients stay zero") {
-  for (CodecId codec : kAll) {
+  for (const CodecParams& params : AllConfigs()) {
+    INFO(Describe(params));
     std::vector<float> g(100, 0.0f), residual(100, 0.0f), out(100, 1.0f);
     std::vector<uint8_t> payload;
-    REQUIRE(Encode(g, absl::MakeSpan(residual), Params(codec), &payload).ok());
+    REQUIRE(Encode(g, absl::MakeSpan(residual), params, &payload).ok());
     REQUIRE(Decode(payload, absl::MakeSpan(out)).ok());
     for (size_t i = 0; i < 100; ++i) {
       CHECK(out[i] == 0.0f);
@@ -122,14 +113,15 @@ TEST_CASE("all-zero gradients stay zero") {
 }
 
 TEST_CASE("NaN and Inf are refused and change nothing") {
-  for (CodecId codec : kAll) {
+  for (const CodecParams& params : AllConfigs()) {
+    INFO(Describe(params));
     for (float bad : {std::numeric_limits<float>::quiet_NaN(),
                       std::numeric_limits<float>::infinity()}) {
       std::vector<float> g = {1.0f, bad, 2.0f};
       std::vector<float> residual = {0.5f, 0.5f, 0.5f};
       std::vector<uint8_t> payload;
       const absl::Status status =
-          Encode(g, absl::MakeSpan(residual), Params(codec), &payload);
+          Encode(g, absl::MakeSpan(residual), params, &payload);
       CHECK(status.code() == absl::StatusCode::kInvalidArgument);
       CHECK(residual == std::vector<float>{0.5f, 0.5f, 0.5f});
     }
@@ -161,10 +153,11 @@ TEST_CASE("decode_accumulate adds a scaled payload") {
 
 TEST_CASE("corrupt payloads are refused without touching the output") {
   const auto g = Gradient(300, 9);
-  for (CodecId codec : kAll) {
-    INFO(CodecName(codec));
+  for (const CodecParams& params : AllConfigs()) {
+    const CodecId codec = params.codec;
+    INFO(Describe(params));
     std::vector<uint8_t> good;
-    REQUIRE(Encode(g, {}, Params(codec), &good).ok());
+    REQUIRE(Encode(g, {}, params, &good).ok());
     std::vector<float> out(300, 7.0f);
     auto untouched = [&] {
       for (float x : out) REQUIRE(x == 7.0f);
@@ -182,13 +175,17 @@ TEST_CASE("corrupt payloads are refused without touching the output") {
     CHECK_FALSE(Decode(good, absl::MakeSpan(small)).ok());
     // Header fields: magic, version, unknown codec, reserved, and a
     // parameter that must be 0 (int8: a bucket size of 0).
+    const bool int8_bucket = codec == CodecId::kInt8 ||
+                             (IsSparse(codec) && params.values == CodecId::kInt8);
     for (size_t at : {size_t{0}, size_t{2}, size_t{3}, size_t{12}, size_t{9}}) {
       auto bad = good;
       bad[at] = static_cast<uint8_t>(bad[at] + 1);
-      if (at == 3) bad[at] = 9;
-      if (at == 9 && codec == CodecId::kInt8) bad[at] = 0;
+      if (at == 3) bad[at] = kMaxCodecId + 1;
+      if (at == 9 && int8_bucket) bad[at] = bad[at + 1] = 0;
       CHECK_FALSE(DecodeAccumulate(bad, 1.0f, absl::MakeSpan(out)).ok());
     }
+    untouched();
+    if (IsSparse(codec)) continue;  // sparse bodies: sparse_codec_test.cc
     // A non-finite value or scale in the body.
     auto nonfinite = good;
     const uint8_t* const end = nonfinite.data() + nonfinite.size();

@@ -31,7 +31,7 @@ absl::StatusOr<PayloadHeader> ReadPayloadHeader(
     return absl::InvalidArgumentError(
         absl::StrCat("codec payload version ", p[2], " is not supported"));
   }
-  if (p[3] > static_cast<uint8_t>(CodecId::kSign)) {
+  if (p[3] > kMaxCodecId) {
     return absl::InvalidArgumentError(absl::StrCat("unknown codec ", p[3]));
   }
   if (LoadLE32(p + 12) != 0) {

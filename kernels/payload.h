@@ -20,7 +20,7 @@ constexpr size_t kPayloadHeaderBytes = 16;
 struct PayloadHeader {
   CodecId codec = CodecId::kNone;
   uint32_t elements = 0;
-  uint32_t param = 0;  // int8: bucket size; otherwise 0
+  uint32_t param = 0;  // codec-specific (see dense_codec.h, sparse_codec.h)
 };
 
 void WritePayloadHeader(const PayloadHeader& header, uint8_t* out);

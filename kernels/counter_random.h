@@ -1,0 +1,68 @@
+// Counter-based random draws shared by the CPU and CUDA kernels: the same
+// (seed, index) always gives the same number in [0, 1), so encoders are
+// deterministic, blocks can run in any order or in parallel, and a decoder
+// regenerates what the encoder drew. Also randomk's stratified selection,
+// which the decoder recomputes from the seed (no indices on the wire).
+// SplitMix64 finalizer. Pure, thread-safe.
+#ifndef LEEWAY_KERNELS_COUNTER_RANDOM_H_
+#define LEEWAY_KERNELS_COUNTER_RANDOM_H_
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define LEEWAY_HOST_DEVICE __host__ __device__
+#else
+#define LEEWAY_HOST_DEVICE
+#endif
+
+namespace leeway {
+
+// Independent streams drawn from one user seed.
+enum class RandomStream : uint64_t {
+  kRounding = 0,   // int8 stochastic rounding
+  kSampling = 1,   // top-k threshold sampling
+  kSelection = 2,  // randomk's indices
+};
+
+LEEWAY_HOST_DEVICE inline uint64_t StreamSeed(uint64_t seed,
+                                              RandomStream stream) {
+  return seed ^ (static_cast<uint64_t>(stream) * 0xD1B54A32D192ED03ull);
+}
+
+LEEWAY_HOST_DEVICE inline float CounterUniform(uint64_t seed, uint64_t index) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+}
+
+// randomk splits [0, n) into k strata [j*n/k, (j+1)*n/k) and keeps one
+// uniformly drawn element of each: indices ascend and are distinct, every
+// element is kept with probability 1/(its stratum's size), and scaling the
+// kept value by that size makes the estimate unbiased. Needs 0 < k <= n.
+struct Stratum {
+  uint64_t begin;
+  uint64_t size;
+};
+
+LEEWAY_HOST_DEVICE inline Stratum RandomKStratum(uint64_t j, uint64_t n,
+                                                 uint64_t k) {
+  const uint64_t begin = j * n / k;
+  return {begin, (j + 1) * n / k - begin};
+}
+
+LEEWAY_HOST_DEVICE inline uint64_t RandomKIndex(uint64_t seed, uint64_t j,
+                                                uint64_t n, uint64_t k) {
+  const Stratum s = RandomKStratum(j, n, k);
+  uint64_t offset = static_cast<uint64_t>(
+      static_cast<double>(
+          CounterUniform(StreamSeed(seed, RandomStream::kSelection), j)) *
+      static_cast<double>(s.size));
+  if (offset >= s.size) offset = s.size - 1;  // float rounding at the top
+  return s.begin + offset;
+}
+
+}  // namespace leeway
+
+#endif  // LEEWAY_KERNELS_COUNTER_RANDOM_H_

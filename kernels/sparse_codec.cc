@@ -1,0 +1,167 @@
+// CPU encoders and validation of the sparse codecs.
+#include "kernels/sparse_codec.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/topk_select.h"
+
+namespace leeway {
+namespace codec_internal {
+namespace {
+
+// Prefix before the values: k, then indices or the seed.
+size_t SparsePrefixBytes(CodecId codec, size_t k) {
+  return 4 + (codec == CodecId::kRandomK ? 8 : 4 * k);
+}
+
+// The kept indices of v = g + r, ascending; with r, r holds v on return.
+void SelectIndices(const CodecParams& params, const float* g, float* r,
+                   size_t n, std::vector<uint32_t>* indices) {
+  const size_t k = SparseKeep(params.density, n);
+  const int threads = params.threads;
+  switch (params.codec) {
+    case CodecId::kTopK:
+      SelectTopK(g, r, n, k, params.seed, threads, indices);
+      return;
+    case CodecId::kThreshold:
+      if (GatherAtLeast(g, r, n, params.threshold, k, threads, indices) > k) {
+        const float* v = r != nullptr ? r : g;  // formed by the gather
+        SelectTopK(v, nullptr, n, k, params.seed, threads, indices);
+      }
+      return;
+    case CodecId::kRandomK:
+      if (r != nullptr) AddInto(g, r, n, threads);
+      indices->resize(k);
+      for (size_t j = 0; j < k; ++j) {
+        (*indices)[j] = static_cast<uint32_t>(RandomKIndex(params.seed, j, n, k));
+      }
+      return;
+    default:
+      indices->clear();
+  }
+}
+
+}  // namespace
+
+uint32_t SparseParam(CodecId values, uint32_t bucket) {
+  const uint32_t code = static_cast<uint32_t>(values);
+  return values == CodecId::kInt8 ? code | (bucket << 8) : code;
+}
+
+size_t SparseBodyBytes(CodecId codec, CodecId values, uint32_t bucket,
+                       size_t k) {
+  return SparsePrefixBytes(codec, k) + DenseBodyBytes(values, k, bucket);
+}
+
+void EncodeSparse(const CodecParams& params, const float* g, float* r,
+                  size_t n, std::vector<uint8_t>* payload) {
+  std::vector<uint32_t> indices;
+  SelectIndices(params, g, r, n, &indices);
+  const float* v = r != nullptr ? r : g;
+  float* residual = r;
+  const size_t k = indices.size();
+  const bool randomk = params.codec == CodecId::kRandomK;
+  const uint32_t bucket =
+      params.values == CodecId::kInt8 ? params.int8_bucket : 0;
+
+  std::vector<float> kept(k);
+  for (size_t j = 0; j < k; ++j) {
+    const float scale = randomk && residual == nullptr
+                            ? static_cast<float>(RandomKStratum(j, n, k).size)
+                            : 1.0f;
+    kept[j] = v[indices[j]] * scale;
+  }
+
+  payload->resize(kPayloadHeaderBytes +
+                  SparseBodyBytes(params.codec, params.values, bucket, k));
+  WritePayloadHeader({params.codec, static_cast<uint32_t>(n),
+                      SparseParam(params.values, bucket)},
+                     payload->data());
+  uint8_t* body = payload->data() + kPayloadHeaderBytes;
+  StoreLE32(body, static_cast<uint32_t>(k));
+  if (randomk) {
+    StoreLE64(body + 4, params.seed);
+  } else {
+    for (size_t j = 0; j < k; ++j) StoreLE32(body + 4 + 4 * j, indices[j]);
+  }
+  uint8_t* value_body = body + SparsePrefixBytes(params.codec, k);
+  EncodeDense(params.values, bucket, params.seed, k, kept.data(), nullptr,
+              0.0f, value_body, params.threads);
+  if (residual == nullptr) return;
+  // What was sent, decoded exactly as the server will, leaves the residual.
+  DecodeDenseRange(params.values, bucket, k, value_body, 0, k,
+                   [&](size_t j, float sent) {
+                     residual[indices[j]] -= sent;
+                   });
+}
+
+absl::Status ValidateSparse(const PayloadHeader& header,
+                            absl::Span<const uint8_t> payload,
+                            SparseView* view) {
+  const CodecId values = static_cast<CodecId>(header.param & 0xFFu);
+  const uint32_t bucket = header.param >> 8;
+  if (values != CodecId::kNone && values != CodecId::kFp16 &&
+      values != CodecId::kBf16 && values != CodecId::kInt8) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        CodecName(header.codec), " payload has value codec ", header.param & 0xFFu));
+  }
+  absl::Status param = CheckDenseParam(values, bucket);
+  if (!param.ok()) return param;
+  const absl::Span<const uint8_t> body = payload.subspan(kPayloadHeaderBytes);
+  if (body.size() < 4) {
+    return absl::InvalidArgumentError("sparse payload lacks its count");
+  }
+  const size_t k = LoadLE32(body.data());
+  const size_t n = header.elements;
+  if (k > n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sparse payload keeps ", k, " of ", n, " elements"));
+  }
+  const size_t want = SparseBodyBytes(header.codec, values, bucket, k);
+  if (body.size() != want) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        CodecName(header.codec), " body is ", body.size(), " bytes, want ", want));
+  }
+  SparseView v;
+  v.codec = header.codec;
+  v.values = values;
+  v.bucket = bucket;
+  v.elements = n;
+  v.k = k;
+  if (header.codec == CodecId::kRandomK) {
+    v.seed = LoadLE64(body.data() + 4);
+  } else {
+    v.indices = body.data() + 4;
+    uint64_t previous = 0;
+    for (size_t j = 0; j < k; ++j) {
+      const uint64_t index = LoadLE32(v.indices + 4 * j);
+      if (index >= n || (j > 0 && index <= previous)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sparse index ", index, " at ", j,
+            index >= n ? " is out of range" : " is not ascending"));
+      }
+      previous = index;
+    }
+  }
+  v.value_body = body.data() + SparsePrefixBytes(header.codec, k);
+  absl::Status finite = ValidateDenseBody(values, k, bucket, v.value_body);
+  if (!finite.ok()) return finite;
+  *view = v;
+  return absl::OkStatus();
+}
+
+}  // namespace codec_internal
+
+size_t SparseKeep(float density, size_t n) {
+  if (n == 0) return 0;
+  // density is a float: 0.1f * 1000 is 100.0000015 in double, and should
+  // keep 100, so products within float precision of an integer snap to it.
+  double want = static_cast<double>(density) * n;
+  const double nearest = std::round(want);
+  if (std::fabs(want - nearest) <= want * 1e-7) want = nearest;
+  return static_cast<size_t>(std::min<double>(n, std::max(1.0, std::ceil(want))));
+}
+
+}  // namespace leeway

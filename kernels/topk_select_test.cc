@@ -1,0 +1,138 @@
+#include "kernels/topk_select.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "catch2/catch.hpp"
+#include "kernels/codec_test_util.h"
+
+namespace leeway {
+namespace {
+
+using testing::Gradient;
+
+// The k-th largest magnitude, by a full sort: the reference.
+float KthMagnitude(const std::vector<float>& v, size_t k) {
+  std::vector<float> mags(v.size());
+  for (size_t i = 0; i < v.size(); ++i) mags[i] = std::fabs(v[i]);
+  std::sort(mags.begin(), mags.end(), std::greater<float>());
+  return mags[k - 1];
+}
+
+void CheckIsTopK(const std::vector<float>& v, size_t k,
+                 const std::vector<uint32_t>& got) {
+  REQUIRE(got.size() == k);
+  REQUIRE(std::is_sorted(got.begin(), got.end()));
+  REQUIRE(std::adjacent_find(got.begin(), got.end()) == got.end());
+  const float kth = KthMagnitude(v, k);
+  float smallest = INFINITY;
+  for (uint32_t i : got) smallest = std::min(smallest, std::fabs(v[i]));
+  // The selection's guarantee: exact (tolerance zero).
+  REQUIRE(smallest == kth);
+  size_t above = 0;
+  for (float x : v) above += std::fabs(x) > kth;
+  size_t kept_above = 0;
+  for (uint32_t i : got) kept_above += std::fabs(v[i]) > kth;
+  REQUIRE(kept_above == above);
+}
+
+TEST_CASE("sampled top-k equals the exact selection on large tensors") {
+  for (size_t n : {size_t{1} << 17, size_t{1} << 20, size_t{3000017}}) {
+    const auto v = Gradient(n, n);
+    for (double density : {0.001, 0.01, 0.1}) {
+      INFO("n=" << n << " density=" << density);
+      const size_t k = static_cast<size_t>(std::ceil(density * n));
+      std::vector<uint32_t> sampled, exact, single;
+      const TopKStats stats = SelectTopK(v, k, 7, 0, &sampled);
+      CHECK(stats.sampled);
+      CHECK(stats.passes == 1);
+      CHECK(stats.candidates >= k);
+      CHECK(stats.candidates <= 2 * k + 200);
+      SelectTopKExact(v, k, &exact);
+      CHECK(sampled == exact);
+      SelectTopK(v, k, 7, 1, &single);
+      CHECK(single == sampled);
+      if (n == (size_t{1} << 20)) CheckIsTopK(v, k, sampled);
+    }
+  }
+}
+
+TEST_CASE("top-k keeps the lowest indices among ties") {
+  std::vector<float> v(200000, 1.0f);
+  v[5] = -3.0f;
+  v[150000] = 2.0f;
+  std::vector<uint32_t> got;
+  SelectTopK(v, 10, 1, 0, &got);
+  // Both larger ones, then the eight lowest-indexed ties.
+  CHECK(got == std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 150000});
+}
+
+TEST_CASE("top-k on adversarial inputs falls back and stays exact") {
+  const size_t n = 1 << 18;
+  std::vector<std::vector<float>> inputs;
+  inputs.emplace_back(n, 0.0f);  // all equal
+  std::vector<float> ramp(n);
+  for (size_t i = 0; i < n; ++i) ramp[i] = static_cast<float>(i);
+  inputs.push_back(ramp);  // sorted: stratified samples see it evenly
+  std::vector<float> spikes(n, 0.0f);
+  for (size_t i = 0; i < n; i += 997) spikes[i] = 1.0f + i;  // few nonzeros
+  inputs.push_back(spikes);
+  for (const auto& v : inputs) {
+    for (size_t k : {size_t{1}, size_t{100}, size_t{2621}, size_t{30000}}) {
+      std::vector<uint32_t> got, exact;
+      SelectTopK(v, k, 3, 0, &got);
+      SelectTopKExact(v, k, &exact);
+      REQUIRE(got == exact);
+      CheckIsTopK(v, k, got);
+    }
+  }
+}
+
+TEST_CASE("top-k edge sizes") {
+  std::vector<uint32_t> got;
+  SelectTopK({}, 5, 0, 0, &got);
+  CHECK(got.empty());
+  const std::vector<float> v = {0.5f, -2.0f, 1.0f};
+  SelectTopK(v, 0, 0, 0, &got);
+  CHECK(got.empty());
+  SelectTopK(v, 9, 0, 0, &got);  // k >= n keeps everything
+  CHECK(got == std::vector<uint32_t>{0, 1, 2});
+  SelectTopK(v, 1, 0, 0, &got);
+  CHECK(got == std::vector<uint32_t>{1});
+}
+
+TEST_CASE("GatherAtLeast counts past its cap") {
+  const std::vector<float> v = {0.1f, -0.5f, 0.7f, 0.0f, -0.9f};
+  std::vector<uint32_t> got;
+  CHECK(GatherAtLeast(v.data(), nullptr, v.size(), 0.5f, 10, 1, &got) == 3);
+  CHECK(got == std::vector<uint32_t>{1, 2, 4});
+  CHECK(GatherAtLeast(v.data(), nullptr, v.size(), 0.5f, 2, 1, &got) == 3);
+  CHECK(got == std::vector<uint32_t>{1, 2});
+  // With a residual, the gather selects on g + r and leaves g + r in r.
+  std::vector<float> r = {0.4f, 0.5f, -0.7f, 0.0f, 0.0f};
+  CHECK(GatherAtLeast(v.data(), r.data(), v.size(), 0.5f, 10, 1, &got) == 2);
+  CHECK(got == std::vector<uint32_t>{0, 4});
+  CHECK(r == std::vector<float>{0.1f + 0.4f, 0.0f, 0.0f, 0.0f, -0.9f});
+}
+
+TEST_CASE("top-k with a residual selects on g + r and leaves it in r") {
+  for (size_t n : {size_t{5000}, size_t{1} << 20}) {
+    const auto g = Gradient(n, 1);
+    const auto r0 = Gradient(n, 2);
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = g[i] + r0[i];
+    for (size_t k : {n / 100, n / 2}) {
+      auto r = r0;
+      std::vector<uint32_t> fused, exact;
+      SelectTopK(g.data(), r.data(), n, k, 5, 0, &fused);
+      SelectTopKExact(v, k, &exact);
+      CHECK(fused == exact);
+      CHECK(r == v);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace leeway
