@@ -224,4 +224,28 @@ absl::Status DecodePairs(absl::Span<const uint8_t> payload, size_t elements,
   return absl::OkStatus();
 }
 
+absl::Status EncodePairs(size_t elements, absl::Span<const uint32_t> indices,
+                         absl::Span<const float> values,
+                         std::vector<uint8_t>* payload) {
+  if (indices.size() != values.size() || indices.size() > elements ||
+      elements > std::numeric_limits<uint32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        indices.size(), " indices, ", values.size(), " values, ", elements,
+        " elements"));
+  }
+  for (size_t j = 0; j < indices.size(); ++j) {
+    if (indices[j] >= elements || (j > 0 && indices[j] <= indices[j - 1])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("index ", indices[j], " at ", j,
+                       " is out of range or not ascending"));
+    }
+  }
+  uint8_t* body = codec_internal::WriteSparsePrefix(
+      CodecId::kTopK, CodecId::kNone, 0, elements, indices, 0, payload);
+  for (size_t j = 0; j < values.size(); ++j) {
+    StoreLE32(body + 4 * j, FloatBits(values[j]));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace leeway

@@ -101,6 +101,13 @@ absl::Status DecodePairs(absl::Span<const uint8_t> payload, size_t elements,
                          std::vector<uint32_t>* indices,
                          std::vector<float>* values);
 
+// Writes a sparse payload (topk layout, fp32 values) carrying exactly these
+// pairs: indices strictly ascending and < elements. Servers use it for
+// delta pull replies, which DecodePairs reads back.
+absl::Status EncodePairs(size_t elements, absl::Span<const uint32_t> indices,
+                         absl::Span<const float> values,
+                         std::vector<uint8_t>* payload);
+
 }  // namespace leeway
 
 #endif  // LEEWAY_KERNELS_CODEC_H_

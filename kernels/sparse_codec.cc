@@ -55,6 +55,23 @@ size_t SparseBodyBytes(CodecId codec, CodecId values, uint32_t bucket,
   return SparsePrefixBytes(codec, k) + DenseBodyBytes(values, k, bucket);
 }
 
+uint8_t* WriteSparsePrefix(CodecId codec, CodecId values, uint32_t bucket,
+                           size_t n, absl::Span<const uint32_t> indices,
+                           uint64_t seed, std::vector<uint8_t>* payload) {
+  const size_t k = indices.size();
+  payload->resize(kPayloadHeaderBytes + SparseBodyBytes(codec, values, bucket, k));
+  WritePayloadHeader({codec, static_cast<uint32_t>(n), SparseParam(values, bucket)},
+                     payload->data());
+  uint8_t* body = payload->data() + kPayloadHeaderBytes;
+  StoreLE32(body, static_cast<uint32_t>(k));
+  if (codec == CodecId::kRandomK) {
+    StoreLE64(body + 4, seed);
+  } else {
+    for (size_t j = 0; j < k; ++j) StoreLE32(body + 4 + 4 * j, indices[j]);
+  }
+  return body + SparsePrefixBytes(codec, k);
+}
+
 void EncodeSparse(const CodecParams& params, const float* g, float* r,
                   size_t n, std::vector<uint8_t>* payload) {
   std::vector<uint32_t> indices;
@@ -74,19 +91,8 @@ void EncodeSparse(const CodecParams& params, const float* g, float* r,
     kept[j] = v[indices[j]] * scale;
   }
 
-  payload->resize(kPayloadHeaderBytes +
-                  SparseBodyBytes(params.codec, params.values, bucket, k));
-  WritePayloadHeader({params.codec, static_cast<uint32_t>(n),
-                      SparseParam(params.values, bucket)},
-                     payload->data());
-  uint8_t* body = payload->data() + kPayloadHeaderBytes;
-  StoreLE32(body, static_cast<uint32_t>(k));
-  if (randomk) {
-    StoreLE64(body + 4, params.seed);
-  } else {
-    for (size_t j = 0; j < k; ++j) StoreLE32(body + 4 + 4 * j, indices[j]);
-  }
-  uint8_t* value_body = body + SparsePrefixBytes(params.codec, k);
+  uint8_t* value_body = WriteSparsePrefix(params.codec, params.values, bucket,
+                                          n, indices, params.seed, payload);
   EncodeDense(params.values, bucket, params.seed, k, kept.data(), nullptr,
               0.0f, value_body, params.threads);
   if (residual == nullptr) return;

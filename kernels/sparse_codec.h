@@ -49,6 +49,12 @@ size_t SparseBodyBytes(CodecId codec, CodecId values, uint32_t bucket,
 void EncodeSparse(const CodecParams& params, const float* g, float* r,
                   size_t n, std::vector<uint8_t>* payload);
 
+// Writes header, k and indices of a topk/threshold payload with `values`
+// as value codec; returns where the value body starts.
+uint8_t* WriteSparsePrefix(CodecId codec, CodecId values, uint32_t bucket,
+                           size_t n, absl::Span<const uint32_t> indices,
+                           uint64_t seed, std::vector<uint8_t>* payload);
+
 // A validated sparse body.
 struct SparseView {
   CodecId codec = CodecId::kTopK;

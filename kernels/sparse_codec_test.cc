@@ -223,3 +223,29 @@ TEST_CASE("bad sparse parameters are refused") {
 
 }  // namespace
 }  // namespace leeway
+
+namespace leeway {
+namespace {
+
+TEST_CASE("EncodePairs writes what DecodePairs reads, and checks its input") {
+  std::vector<uint8_t> payload;
+  REQUIRE(EncodePairs(10, std::vector<uint32_t>{1, 4, 9},
+                      std::vector<float>{0.5f, -2.0f, 3.0f}, &payload).ok());
+  std::vector<uint32_t> indices;
+  std::vector<float> values;
+  REQUIRE(DecodePairs(payload, 10, &indices, &values).ok());
+  CHECK(indices == std::vector<uint32_t>{1, 4, 9});
+  CHECK(values == std::vector<float>{0.5f, -2.0f, 3.0f});
+  REQUIRE(EncodePairs(10, {}, {}, &payload).ok());
+  REQUIRE(DecodePairs(payload, 10, &indices, &values).ok());
+  CHECK(indices.empty());
+  CHECK_FALSE(EncodePairs(10, std::vector<uint32_t>{4, 1},
+                          std::vector<float>{1, 2}, &payload).ok());
+  CHECK_FALSE(EncodePairs(10, std::vector<uint32_t>{10},
+                          std::vector<float>{1}, &payload).ok());
+  CHECK_FALSE(EncodePairs(10, std::vector<uint32_t>{1},
+                          std::vector<float>{}, &payload).ok());
+}
+
+}  // namespace
+}  // namespace leeway
