@@ -93,9 +93,9 @@ absl::Status ServerCore::Clock(uint32_t rank, uint32_t clock, uint32_t pushes) {
   return status;
 }
 
-void ServerCore::Pull(uint32_t rank, uint32_t layer, uint32_t chunk,
-                      uint32_t clock, uint64_t since_version,
-                      absl::Time deadline, PullCallback done) {
+void ServerCore::WhenReadable(uint32_t rank, uint32_t layer, uint32_t chunk,
+                              uint32_t clock, absl::Time deadline,
+                              std::function<void(absl::StatusOr<Chunk*>)> done) {
   absl::StatusOr<Chunk*> found = FindChunk(layer, chunk);
   if (!found.ok()) {
     CountBadMessage();
@@ -104,13 +104,26 @@ void ServerCore::Pull(uint32_t rank, uint32_t layer, uint32_t chunk,
   }
   Chunk* target = *found;
   tracker_.Pull(rank, clock, deadline,
-                [target, since_version, done = std::move(done)](absl::Status ready) {
-                  if (!ready.ok()) {
-                    done(ready);
+                [target, done = std::move(done)](absl::Status ready) {
+                  if (ready.ok()) {
+                    done(target);
                   } else {
-                    done(target->Read(since_version));
+                    done(ready);
                   }
                 });
+}
+
+void ServerCore::Pull(uint32_t rank, uint32_t layer, uint32_t chunk,
+                      uint32_t clock, uint64_t since_version,
+                      absl::Time deadline, PullCallback done) {
+  WhenReadable(rank, layer, chunk, clock, deadline,
+               [since_version, done = std::move(done)](absl::StatusOr<Chunk*> c) {
+                 if (!c.ok()) {
+                   done(c.status());
+                 } else {
+                   done((*c)->Read(since_version));
+                 }
+               });
 }
 
 Histogram& ServerCore::HistogramFor(By by, uint32_t key) {

@@ -53,6 +53,7 @@ class ServerCore {
   // Every chunk, ordered by (layer, chunk).
   std::vector<Chunk*> Chunks() const;
 
+  void Expect(uint32_t rank) { tracker_.Expect(rank); }
   uint32_t Join(uint32_t rank) { return tracker_.Join(rank); }
   void Leave(uint32_t rank) { tracker_.Leave(rank); }
 
@@ -63,8 +64,14 @@ class ServerCore {
   absl::StatusOr<uint64_t> Push(uint32_t rank, uint32_t layer, uint32_t chunk,
                                 uint32_t clock, absl::Span<const uint8_t> payload);
   absl::Status Clock(uint32_t rank, uint32_t clock, uint32_t pushes);
-  // `done` runs exactly once: now, when the pull becomes ready, or with
-  // DEADLINE_EXCEEDED once ExpirePulls passes `deadline`.
+  // `done` runs exactly once: now, when the pull becomes ready (with the
+  // chunk to read, on whichever thread made it ready), or with
+  // DEADLINE_EXCEEDED once ExpirePulls passes `deadline`. Readiness only
+  // grows, so the chunk may be read any time after.
+  void WhenReadable(uint32_t rank, uint32_t layer, uint32_t chunk,
+                    uint32_t clock, absl::Time deadline,
+                    std::function<void(absl::StatusOr<Chunk*>)> done);
+  // WhenReadable, then Chunk::Read(since_version) on that thread.
   void Pull(uint32_t rank, uint32_t layer, uint32_t chunk, uint32_t clock,
             uint64_t since_version, absl::Time deadline, PullCallback done);
   void ExpirePulls(absl::Time now) { tracker_.Expire(now); }

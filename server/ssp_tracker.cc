@@ -58,6 +58,11 @@ void SspTracker::Advance(Worker& w) {
   }
 }
 
+void SspTracker::Expect(uint32_t rank) {
+  absl::MutexLock lock(&mu_);
+  if (workers_.find(rank) == workers_.end()) workers_[rank] = Worker();
+}
+
 uint32_t SspTracker::Join(uint32_t rank) {
   std::vector<PullDone> ready;
   uint32_t clock;

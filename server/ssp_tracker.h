@@ -53,6 +53,9 @@ class SspTracker {
 
   int64_t staleness() const { return staleness_; }
 
+  // Declares a worker the job expects: it counts in min_clock (at clock 0)
+  // before it joins, so that the first workers to start wait for it.
+  void Expect(uint32_t rank);
   // Joins (or rejoins) a worker at the current min_clock (0 when it is the
   // first); returns that clock. A live worker joining again keeps its view.
   uint32_t Join(uint32_t rank);

@@ -177,6 +177,20 @@ TEST_CASE("parked pulls expire with DEADLINE_EXCEEDED") {
   CHECK(late.status.ok());
 }
 
+TEST_CASE("expected workers hold the others back before they join") {
+  SspTracker t(0);
+  t.Expect(0);
+  t.Expect(1);
+  CHECK(t.Join(0) == 0);
+  Iterate(t, 0, 1);
+  Answer a;
+  t.Pull(0, 1, kLater, a.Callback());
+  CHECK_FALSE(a.called);  // worker 1 has not even joined: it is at clock 0
+  CHECK(t.Join(1) == 0);
+  Iterate(t, 1, 1);
+  CHECK(a.called);
+}
+
 TEST_CASE("min and max clocks") {
   SspTracker t(3);
   CHECK(t.MinClock() == std::numeric_limits<uint32_t>::max());

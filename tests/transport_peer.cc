@@ -34,6 +34,7 @@
 #include "core/common/logging.h"
 #include "core/common/little_endian.h"
 #include "core/transport/transport.h"
+#include "tests/ready_file.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "serve: address to listen on");
 ABSL_FLAG(std::string, ready_file, "", "serve: where to write port+address");
@@ -157,20 +158,8 @@ absl::Status CheckDone(Transport* t, InFlight& op) {
 }
 
 absl::StatusOr<PeerId> ConnectToServer(Transport* t) {
-  auto ready =
-      std::ifstream(absl::GetFlag(FLAGS_server_file));
-  std::string port_line, address_hex;
-  if (!std::getline(ready, port_line) || !std::getline(ready, address_hex)) {
-    return absl::NotFoundError("cannot read --server_file");
-  }
-  int port = 0;
-  if (!absl::SimpleAtoi(port_line, &port)) {
-    return absl::InvalidArgumentError("bad port in --server_file");
-  }
-  if (absl::GetFlag(FLAGS_via) == "address") {
-    return t->ConnectToWorkerAddress(absl::HexStringToBytes(address_hex));
-  }
-  return t->Connect("127.0.0.1", static_cast<uint16_t>(port));
+  return ConnectFromReadyFile(t, absl::GetFlag(FLAGS_server_file),
+                              absl::GetFlag(FLAGS_via));
 }
 
 int Client() {

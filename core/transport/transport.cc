@@ -63,6 +63,9 @@ void Transport::SetHandler(MessageKind kind, MessageHandler handler,
                            BufferProvider provider) {
   impl_->SetHandler(kind, std::move(handler), std::move(provider));
 }
+void Transport::SetPeerLostHandler(PeerLostHandler handler) {
+  impl_->SetPeerLostHandler(std::move(handler));
+}
 Ticket Transport::Send(PeerId peer, const WireHeader& header,
                        absl::Span<const uint8_t> payload) {
   return SendStamped(peer, header, payload);
@@ -389,7 +392,7 @@ void Transport::Impl::StartCall(Session* session, const WireHeader& header,
   const absl::Span<const uint8_t> payload =
       ctx->owned.empty() ? lent : absl::MakeConstSpan(ctx->owned);
   WireHeader stamped = Stamp(header);
-  stamped.flags = kFlagExpectsReply;
+  stamped.flags = (header.flags & ~kFlagReply) | kFlagExpectsReply;
   stamped.request_id = call_id;
   stamped.payload_bytes = static_cast<uint32_t>(payload.size());
   EncodeHeader(stamped, ctx->header.data());

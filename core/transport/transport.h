@@ -85,6 +85,8 @@ struct TransportStats {
 using BufferProvider =
     std::function<absl::StatusOr<absl::Span<uint8_t>>(const WireHeader&)>;
 using MessageHandler = std::function<void(Message)>;
+// Told when an authenticated peer is lost (reset, or silent too long).
+using PeerLostHandler = std::function<void(PeerId, const absl::Status&)>;
 
 class Transport {
  public:
@@ -111,6 +113,10 @@ class Transport {
   // which the transport handles). Thread-safe; may be replaced at any time.
   void SetHandler(MessageKind kind, MessageHandler handler,
                   BufferProvider provider = nullptr);
+
+  // Runs on the thread that notices the loss, with the worker lock held:
+  // it must not block. Replaces any earlier handler.
+  void SetPeerLostHandler(PeerLostHandler handler);
 
   // One-way send. `payload` must stay valid until the ticket is done.
   Ticket Send(PeerId peer, const WireHeader& header,

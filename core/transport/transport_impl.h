@@ -61,6 +61,10 @@ class Transport::Impl {
     std::string worker_address;
   };
   absl::StatusOr<PeerId> Connect(const ConnectTarget& target, bool handshake);
+  void SetPeerLostHandler(PeerLostHandler handler) {
+    absl::MutexLock lock(&handlers_mu_);
+    peer_lost_handler_ = std::make_shared<PeerLostHandler>(std::move(handler));
+  }
   void SetHandler(MessageKind kind, MessageHandler handler,
                   BufferProvider provider);
   // Sends header_bytes (at most kMaxRawHeader; normally an encoded header)
@@ -235,6 +239,8 @@ class Transport::Impl {
 
   absl::Mutex handlers_mu_;
   absl::flat_hash_map<int, std::shared_ptr<HandlerEntry>> handlers_
+      ABSL_GUARDED_BY(handlers_mu_);
+  std::shared_ptr<PeerLostHandler> peer_lost_handler_
       ABSL_GUARDED_BY(handlers_mu_);
 
   // Worker lock held (progress_loop.h).

@@ -306,10 +306,17 @@ void Transport::Impl::CheckSessions(absl::Time now) {
 
 void Transport::Impl::PeerLost(Session* session, const absl::Status& why) {
   counters_.peers_lost.fetch_add(1, kRelaxed);
-  if (session->state != SessionState::kReady) {
-    counters_.handshake_failures.fetch_add(1, kRelaxed);
-  }
+  const bool ready = session->state == SessionState::kReady;
+  if (!ready) counters_.handshake_failures.fetch_add(1, kRelaxed);
   LEEWAY_LOG(WARNING) << "lost " << session->description << ": " << why;
+  if (ready) {
+    std::shared_ptr<PeerLostHandler> handler;
+    {
+      absl::MutexLock lock(&handlers_mu_);
+      handler = peer_lost_handler_;
+    }
+    if (handler != nullptr && *handler) (*handler)(session->id, why);
+  }
   // Disconnect fails every call with this peer (UNAVAILABLE, naming `why`).
   Disconnect(session, absl::StrCat("peer lost: ", why.ToString()));
 }

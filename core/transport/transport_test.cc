@@ -3,6 +3,7 @@
 // tests live in tests/transport_*.
 #include "core/transport/transport.h"
 
+#include <atomic>
 #include <cstring>
 #include <numeric>
 #include <vector>
@@ -323,6 +324,8 @@ TEST_CASE("a peer that goes away fails pending calls") {
   auto server = std::make_unique<EchoServer>();
   server->transport->SetHandler(MessageKind::kPull, [](Message) {});
   auto client = MakeTransport(Options(1));
+  std::atomic<PeerId> lost{0};
+  client->SetPeerLostHandler([&](PeerId p, const absl::Status&) { lost = p; });
   auto peer = client->Connect("127.0.0.1", server->port);
   REQUIRE(peer.ok());
   WireHeader h;
@@ -332,6 +335,24 @@ TEST_CASE("a peer that goes away fails pending calls") {
   const absl::Status status = t.Wait(absl::Now() + absl::Seconds(10));
   CHECK(status.code() == absl::StatusCode::kUnavailable);
   CHECK(client->stats().peers_lost == 1);
+  CHECK(lost.load() == *peer);  // the handler was told
+}
+
+TEST_CASE("a call carries the caller's flags") {
+  EchoServer server;
+  std::atomic<int> flags{-1};
+  server.transport->SetHandler(MessageKind::kPush, [&](Message m) {
+    flags = m.header.flags;
+    server.transport->Reply(m, m.header, {});
+  });
+  auto client = MakeTransport(Options(1));
+  auto peer = client->Connect("127.0.0.1", server.port);
+  REQUIRE(peer.ok());
+  WireHeader h;
+  h.kind = MessageKind::kPush;
+  h.flags = kFlagInitial;
+  REQUIRE(client->Call(*peer, h, {}, {}, Soon()).Wait(Soon()).ok());
+  CHECK(flags.load() == (kFlagInitial | kFlagExpectsReply));
 }
 
 TEST_CASE("sends to an unknown peer fail at once") {

@@ -47,7 +47,8 @@ constexpr size_t kWireHeaderSize = 64;
 // Header flags.
 constexpr uint8_t kFlagReply = 1u << 0;          // answers request_id
 constexpr uint8_t kFlagExpectsReply = 1u << 1;   // sender waits for a reply
-constexpr uint8_t kKnownFlags = kFlagReply | kFlagExpectsReply;
+constexpr uint8_t kFlagInitial = 1u << 2;  // PUSH: the chunk's initial values
+constexpr uint8_t kKnownFlags = kFlagReply | kFlagExpectsReply | kFlagInitial;
 
 struct WireHeader {
   MessageKind kind = MessageKind::kKeepalive;

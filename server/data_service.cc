@@ -1,0 +1,185 @@
+#include "server/data_service.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/common/logging.h"
+#include "kernels/codec.h"
+#include "kernels/payload.h"
+
+namespace leeway {
+namespace {
+
+uint64_t ChunkKey(uint32_t layer, uint32_t chunk) {
+  return (uint64_t{layer} << 32) | chunk;
+}
+
+// Read tasks get keys of their own, above every chunk key's layer range,
+// so reads never wait behind one another.
+constexpr uint64_t kReadKeyBase = uint64_t{1} << 63;
+
+}  // namespace
+
+DataService::DataService(ServerCore* core, Transport* transport,
+                         const DataServiceOptions& options)
+    : core_(core),
+      transport_(transport),
+      options_(options),
+      pool_(options.apply_threads) {}
+
+DataService::~DataService() {
+  for (MessageKind kind : {MessageKind::kPush, MessageKind::kPull, MessageKind::kClock}) {
+    transport_->SetHandler(kind, nullptr);
+  }
+  transport_->SetPeerLostHandler(nullptr);
+  stop_.Notify();
+  if (expiry_.joinable()) expiry_.join();
+  // Pulls still parked get an answer, not silence.
+  core_->ExpirePulls(absl::InfiniteFuture());
+  pool_.Drain();
+}
+
+void DataService::Start() {
+  transport_->SetHandler(MessageKind::kPush, [this](Message m) { OnPush(std::move(m)); });
+  transport_->SetHandler(MessageKind::kPull, [this](Message m) { OnPull(std::move(m)); });
+  transport_->SetHandler(MessageKind::kClock, [this](Message m) { OnClock(std::move(m)); });
+  transport_->SetPeerLostHandler(
+      [this](PeerId peer, const absl::Status&) { OnPeerLost(peer); });
+  expiry_ = std::thread([this] {
+    while (!stop_.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
+      core_->ExpirePulls(absl::Now());
+    }
+  });
+}
+
+void DataService::Fail(const Message& m, const absl::Status& status) {
+  LEEWAY_LOG_EVERY_N_SEC(WARNING, 5)
+      << "refused " << MessageKindName(m.header.kind) << " from rank "
+      << m.header.sender_rank << ": " << status;
+  if (m.header.expects_reply()) transport_->ReplyError(m, status);
+}
+
+void DataService::RememberPeer(PeerId peer, uint32_t rank) {
+  absl::MutexLock lock(&peers_mu_);
+  rank_of_peer_[peer] = rank;
+}
+
+void DataService::OnPeerLost(PeerId peer) {
+  uint32_t rank;
+  {
+    absl::MutexLock lock(&peers_mu_);
+    auto it = rank_of_peer_.find(peer);
+    if (it == rank_of_peer_.end()) return;
+    rank = it->second;
+    rank_of_peer_.erase(it);
+  }
+  if (options_.leave_on_peer_loss) {
+    LEEWAY_LOG(WARNING) << "worker " << rank << " lost; it leaves the clock set";
+    core_->Leave(rank);
+  }
+}
+
+void DataService::OnClock(Message m) {
+  const WireHeader& h = m.header;
+  WireHeader reply;
+  reply.kind = MessageKind::kClock;
+  if ((h.flags & kFlagInitial) != 0) {
+    RememberPeer(m.peer, h.sender_rank);
+    reply.clock = core_->Join(h.sender_rank);
+    LEEWAY_LOG(INFO) << "worker " << h.sender_rank << " joined at clock "
+                     << reply.clock;
+  } else {
+    absl::Status status = core_->Clock(h.sender_rank, h.clock, h.element_count);
+    if (!status.ok()) return Fail(m, status);
+    reply.clock = h.clock;
+  }
+  if (h.expects_reply()) transport_->Reply(m, reply, {});
+}
+
+void DataService::OnPush(Message m) {
+  auto shared = std::make_shared<Message>(std::move(m));
+  pool_.Submit(ChunkKey(shared->header.layer, shared->header.chunk), [this, shared] {
+    if ((shared->header.flags & kFlagInitial) != 0) {
+      Initialize(*shared);
+    } else {
+      ApplyPush(*shared);
+    }
+  });
+}
+
+void DataService::Initialize(const Message& m) {
+  const WireHeader& h = m.header;
+  const uint32_t n = h.element_count;
+  if (options_.declare_on_initial_push && !core_->FindChunk(h.layer, h.chunk).ok()) {
+    absl::Status declared = core_->AddChunk(ChunkInfo{h.layer, h.chunk, 0, n},
+                                            options_.default_optimizer);
+    if (!declared.ok()) {
+      core_->CountBadMessage();
+      return Fail(m, declared);
+    }
+  }
+  std::vector<float> values(n);
+  absl::Status decoded = Decode(m.payload, absl::MakeSpan(values), 1);
+  if (!decoded.ok()) {
+    core_->CountBadMessage();
+    return Fail(m, decoded);
+  }
+  absl::StatusOr<bool> taken = core_->Initialize(h.layer, h.chunk, values);
+  if (!taken.ok()) return Fail(m, taken.status());
+  if (h.expects_reply()) {
+    WireHeader reply;
+    reply.kind = MessageKind::kPush;
+    reply.layer = h.layer;
+    reply.chunk = h.chunk;
+    reply.element_count = *taken ? 1 : 0;  // 1: these values were taken
+    transport_->Reply(m, reply, {});
+  }
+}
+
+void DataService::ApplyPush(const Message& m) {
+  const WireHeader& h = m.header;
+  absl::StatusOr<uint64_t> version =
+      core_->Push(h.sender_rank, h.layer, h.chunk, h.clock, m.payload);
+  if (!version.ok()) return Fail(m, version.status());
+  if (h.expects_reply()) {
+    WireHeader reply;
+    reply.kind = MessageKind::kPush;
+    reply.layer = h.layer;
+    reply.chunk = h.chunk;
+    reply.version = *version;
+    transport_->Reply(m, reply, {});
+  }
+}
+
+void DataService::OnPull(Message m) {
+  auto shared = std::make_shared<Message>(std::move(m));
+  const WireHeader& h = shared->header;
+  core_->WhenReadable(
+      h.sender_rank, h.layer, h.chunk, h.clock,
+      absl::Now() + options_.max_pull_wait,
+      [this, shared](absl::StatusOr<Chunk*> chunk) {
+        if (!chunk.ok()) return Fail(*shared, chunk.status());
+        // Reading (and encoding) a chunk is real work: off the thread that
+        // made the pull ready, which may be the progress thread.
+        Chunk* target = *chunk;
+        pool_.Submit(kReadKeyBase | next_read_key_.fetch_add(1), [this, shared, target] {
+          absl::StatusOr<PullReply> reply = target->Read(shared->header.version);
+          if (!reply.ok()) return Fail(*shared, reply.status());
+          WireHeader header;
+          header.kind = MessageKind::kPullReply;
+          header.layer = shared->header.layer;
+          header.chunk = shared->header.chunk;
+          header.clock = shared->header.clock;
+          header.version = reply->version;
+          header.element_count = target->info().elements;
+          if (!reply->payload.empty()) {
+            auto payload = ReadPayloadHeader(reply->payload);
+            if (payload.ok()) header.codec = static_cast<uint8_t>(payload->codec);
+          }
+          transport_->Reply(*shared, header, reply->payload);
+        });
+      });
+}
+
+}  // namespace leeway

@@ -1,0 +1,84 @@
+// The server's data plane: turns PUSH, PULL and CLOCK messages from the
+// transport into ServerCore calls, applies pushes on the apply pool (one
+// chunk's pushes in arrival order, different chunks in parallel), answers
+// pulls when SSP allows, and expires pulls parked too long.
+//
+// Messages (header fields; payloads are codec payloads, kernels/codec.h):
+//   CLOCK + kFlagInitial   join: the reply's clock is where the worker starts
+//   CLOCK(clock, element_count = pushes sent for clock - 1)
+//   PUSH(layer, chunk, clock = stamp)                 reply: version
+//   PUSH + kFlagInitial    initial values (first writer wins; standalone
+//                          servers declare the chunk from it, with the
+//                          default optimizer)
+//   PULL(layer, chunk, clock, version = held or kNoVersion)
+//                          reply PULL_REPLY: version, codec, payload (empty:
+//                          not modified; topk pairs: delta; none: dense)
+// Every refusal is an ERROR reply carrying the Status (and a counter in
+// ServerCore); nothing is applied. Handlers never block the progress
+// thread. A lost peer's worker leaves the SSP clock set when
+// `leave_on_peer_loss` (standalone; with a coordinator it decides).
+#ifndef LEEWAY_SERVER_DATA_SERVICE_H_
+#define LEEWAY_SERVER_DATA_SERVICE_H_
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "core/transport/transport.h"
+#include "server/apply_pool.h"
+#include "server/server_core.h"
+
+namespace leeway {
+
+struct DataServiceOptions {
+  int apply_threads = 0;  // 0: one per hardware thread
+  // A pull parked longer than this is answered DEADLINE_EXCEEDED.
+  absl::Duration max_pull_wait = absl::Seconds(120);
+  bool leave_on_peer_loss = true;
+  bool declare_on_initial_push = true;
+  OptimizerConfig default_optimizer;
+};
+
+class DataService {
+ public:
+  DataService(ServerCore* core, Transport* transport,
+              const DataServiceOptions& options);
+  // Stops taking messages, runs the applies already accepted, stops.
+  ~DataService();
+
+  // Installs the handlers.
+  void Start();
+  // Waits until every accepted push has been applied.
+  void Drain() { pool_.Drain(); }
+
+ private:
+  void OnPush(Message m);
+  void OnPull(Message m);
+  void OnClock(Message m);
+  void OnPeerLost(PeerId peer);
+  void Fail(const Message& m, const absl::Status& status);
+  void ApplyPush(const Message& m);
+  void Initialize(const Message& m);
+  void RememberPeer(PeerId peer, uint32_t rank);
+
+  ServerCore* const core_;
+  Transport* const transport_;
+  const DataServiceOptions options_;
+  ApplyPool pool_;
+  std::atomic<uint64_t> next_read_key_{0};
+
+  absl::Mutex peers_mu_;
+  absl::flat_hash_map<PeerId, uint32_t> rank_of_peer_ ABSL_GUARDED_BY(peers_mu_);
+
+  absl::Notification stop_;
+  std::thread expiry_;
+};
+
+}  // namespace leeway
+
+#endif  // LEEWAY_SERVER_DATA_SERVICE_H_

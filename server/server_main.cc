@@ -1,0 +1,219 @@
+// leeway-server: one parameter-server shard.
+//
+//   leeway-server --listen=0.0.0.0:7000 --token_file=/etc/leeway/token \
+//       --staleness=2 --checkpoint_dir=/var/lib/leeway --threads=4
+//
+// Every flag has an environment equivalent (LEEWAY_LISTEN, LEEWAY_TOKEN_FILE,
+// ...; see kEnvironment) for Kubernetes; the command line wins. Without
+// --coordinator the server runs standalone: workers declare chunks with
+// their initial values and a lost worker leaves the clock set. SIGTERM or
+// SIGINT stops it gracefully: no new messages, accepted pushes applied,
+// then it exits 0 after printing its counters.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "core/common/env_flags.h"
+#include "core/common/logging.h"
+#include "core/transport/transport.h"
+#include "server/data_service.h"
+#include "server/server_core.h"
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:7000", "host:port to listen on");
+ABSL_FLAG(std::string, coordinator, "", "coordinator host:port (empty: standalone)");
+ABSL_FLAG(std::string, shard, "0", "this server's shard id, or auto");
+ABSL_FLAG(std::string, token_file, "", "file holding the cluster token");
+ABSL_FLAG(uint64_t, job_id, 1, "job id (must match the workers')");
+ABSL_FLAG(std::string, staleness, "0", "SSP staleness bound, or async");
+ABSL_FLAG(int, workers, 0,
+          "standalone: workers 0..N-1 the job expects (0: whoever joins)");
+ABSL_FLAG(int, threads, 0, "apply threads (0: one per core)");
+ABSL_FLAG(std::string, checkpoint_dir, "", "where checkpoints go (empty: none)");
+ABSL_FLAG(int, checkpoint_interval, 300, "seconds between checkpoints");
+ABSL_FLAG(std::string, optimizer, "sgd", "standalone: sgd, momentum, adam, adagrad");
+ABSL_FLAG(float, learning_rate, 0.01f, "standalone: the optimizer's learning rate");
+ABSL_FLAG(int, pull_timeout, 120, "seconds a pull may wait for slower workers");
+ABSL_FLAG(std::string, ready_file, "", "write port and worker address here once up");
+
+namespace leeway {
+namespace {
+
+const std::vector<FlagEnv> kEnvironment = {
+    {"listen", "LEEWAY_LISTEN"},
+    {"coordinator", "LEEWAY_COORDINATOR"},
+    {"shard", "LEEWAY_SHARD"},
+    {"token_file", "LEEWAY_TOKEN_FILE"},
+    {"job_id", "LEEWAY_JOB_ID"},
+    {"staleness", "LEEWAY_STALENESS"},
+    {"workers", "LEEWAY_WORKERS"},
+    {"threads", "LEEWAY_THREADS"},
+    {"checkpoint_dir", "LEEWAY_CHECKPOINT_DIR"},
+    {"checkpoint_interval", "LEEWAY_CHECKPOINT_INTERVAL"},
+    {"optimizer", "LEEWAY_OPTIMIZER"},
+    {"learning_rate", "LEEWAY_LEARNING_RATE"},
+    {"pull_timeout", "LEEWAY_PULL_TIMEOUT"},
+};
+
+volatile sig_atomic_t g_stop = 0;
+
+absl::StatusOr<std::string> ReadToken(const std::string& path) {
+  if (path.empty()) {
+    return absl::InvalidArgumentError("--token_file (LEEWAY_TOKEN_FILE) is required");
+  }
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string token(absl::StripAsciiWhitespace(text.str()));
+  if (token.empty()) return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
+  return token;
+}
+
+absl::StatusOr<int64_t> ParseStaleness(const std::string& text) {
+  if (text == "async") return SspTracker::kAsync;
+  int64_t s = 0;
+  if (!absl::SimpleAtoi(text, &s) || s < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--staleness must be a count >= 0 or async, not ", text));
+  }
+  return s;
+}
+
+absl::StatusOr<OptimizerKind> ParseOptimizer(const std::string& name) {
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kMomentum,
+                             OptimizerKind::kAdam, OptimizerKind::kAdagrad}) {
+    if (name == OptimizerName(kind)) return kind;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown optimizer ", name));
+}
+
+absl::Status WriteReadyFile(const std::string& path, uint16_t port,
+                            const std::string& address) {
+  {
+    std::ofstream out(path + ".tmp");
+    out << port << "\n" << absl::BytesToHexString(address) << "\n";
+    if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  }
+  if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("cannot rename to ", path));
+  }
+  return absl::OkStatus();
+}
+
+int Run() {
+  if (!absl::GetFlag(FLAGS_coordinator).empty()) {
+    LEEWAY_LOG(ERROR) << "--coordinator is not supported yet (the coordinator "
+                         "lands with issue 5); run standalone";
+    return 2;
+  }
+  absl::StatusOr<std::string> token = ReadToken(absl::GetFlag(FLAGS_token_file));
+  absl::StatusOr<int64_t> staleness = ParseStaleness(absl::GetFlag(FLAGS_staleness));
+  absl::StatusOr<OptimizerKind> optimizer = ParseOptimizer(absl::GetFlag(FLAGS_optimizer));
+  uint32_t shard = 0;
+  const std::vector<std::string> listen = absl::StrSplit(absl::GetFlag(FLAGS_listen), ':');
+  int port = -1;
+  for (const absl::Status& s : {token.status(), staleness.status(), optimizer.status()}) {
+    if (!s.ok()) {
+      LEEWAY_LOG(ERROR) << s;
+      return 2;
+    }
+  }
+  const std::string shard_flag = absl::GetFlag(FLAGS_shard);
+  if (shard_flag != "auto" && !absl::SimpleAtoi(shard_flag, &shard)) {
+    LEEWAY_LOG(ERROR) << "--shard must be a number or auto, not " << shard_flag;
+    return 2;
+  }
+  if (listen.size() != 2 || !absl::SimpleAtoi(listen[1], &port) || port < 0 ||
+      port > 65535) {
+    LEEWAY_LOG(ERROR) << "--listen wants host:port";
+    return 2;
+  }
+
+  TransportOptions topt;
+  topt.job_id = absl::GetFlag(FLAGS_job_id);
+  topt.rank = shard;
+  topt.token = *token;
+  absl::StatusOr<std::unique_ptr<Transport>> transport = Transport::Create(topt);
+  if (!transport.ok()) {
+    LEEWAY_LOG(ERROR) << transport.status();
+    return 1;
+  }
+  ServerCoreOptions copt;
+  copt.staleness = *staleness;
+  ServerCore core(copt);
+  for (int rank = 0; rank < absl::GetFlag(FLAGS_workers); ++rank) core.Expect(rank);
+  DataServiceOptions dopt;
+  dopt.apply_threads = absl::GetFlag(FLAGS_threads);
+  dopt.max_pull_wait = absl::Seconds(absl::GetFlag(FLAGS_pull_timeout));
+  dopt.default_optimizer.kind = *optimizer;
+  dopt.default_optimizer.learning_rate = absl::GetFlag(FLAGS_learning_rate);
+  {
+    absl::Status valid = ValidateOptimizer(dopt.default_optimizer);
+    if (!valid.ok()) {
+      LEEWAY_LOG(ERROR) << valid;
+      return 2;
+    }
+  }
+  auto service = std::make_unique<DataService>(&core, transport->get(), dopt);
+  service->Start();
+  absl::StatusOr<uint16_t> bound =
+      (*transport)->Listen(listen[0], static_cast<uint16_t>(port));
+  absl::StatusOr<std::string> address = (*transport)->WorkerAddress();
+  if (!bound.ok() || !address.ok()) {
+    LEEWAY_LOG(ERROR) << bound.status() << " " << address.status();
+    return 1;
+  }
+  LEEWAY_LOG(INFO) << "leeway-server shard " << shard << " listening on "
+                   << listen[0] << ":" << *bound << ", staleness "
+                   << absl::GetFlag(FLAGS_staleness);
+  const std::string ready = absl::GetFlag(FLAGS_ready_file);
+  if (!ready.empty()) {
+    absl::Status written = WriteReadyFile(ready, *bound, *address);
+    if (!written.ok()) {
+      LEEWAY_LOG(ERROR) << written;
+      return 1;
+    }
+  }
+  signal(SIGTERM, [](int) { g_stop = 1; });
+  signal(SIGINT, [](int) { g_stop = 1; });
+  while (!g_stop) pause();
+
+  LEEWAY_LOG(INFO) << "stopping: applying accepted pushes";
+  service.reset();  // unhooks handlers, drains the apply pool
+  const HistogramSnapshot staleness_seen = core.Staleness();
+  std::printf("STATS pushes_applied=%llu bad_messages=%llu staleness_max=%.0f "
+              "staleness_mean=%.3f\n",
+              static_cast<unsigned long long>(core.pushes_applied()),
+              static_cast<unsigned long long>(core.bad_messages()),
+              staleness_seen.max, staleness_seen.Mean());
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+}  // namespace leeway
+
+int main(int argc, char** argv) {
+  absl::Status env = leeway::LoadFlagsFromEnvironment(leeway::kEnvironment);
+  if (!env.ok()) {
+    std::fprintf(stderr, "%s\n", env.ToString().c_str());
+    return 2;
+  }
+  absl::ParseCommandLine(argc, argv);
+  // Debian's Abseil checks lock order on every Mutex; it costs time and
+  // reports the benign inversions of callbacks run under the worker lock.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  return leeway::Run();
+}

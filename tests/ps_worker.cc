@@ -1,0 +1,186 @@
+// ps_worker: a small worker for the cross-process server tests, over the
+// real transport and the real ServerClient.
+//
+// --mode=train: joins, initializes chunk (0, 0) of kElements zeros, and for
+// --clocks clocks: pulls (checking the SSP bound on what it sees), pushes
+// one update and sends CLOCK. Worker w's update adds 2^-10 to element w and
+// to the last element (shared by all) with the server at SGD, lr 1, so the
+// values count exactly which updates a pull includes. The codec rotates
+// through none, fp16, bf16 and topk (exact for these values). At the end it
+// waits for everyone and checks the final values analytically.
+// --mode=bad: sends what a broken worker would and checks that each is
+// refused with an error while the chunk stays as it was.
+// Prints "WORKER OK ..." and exits 0, or "WORKER FAILED ..." and exits 1.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "core/common/logging.h"
+#include "core/transport/transport.h"
+#include "kernels/codec.h"
+#include "tests/ready_file.h"
+#include "worker/server_client.h"
+
+ABSL_FLAG(std::string, server_file, "", "the server's ready file");
+ABSL_FLAG(std::string, via, "sockaddr", "sockaddr or address");
+ABSL_FLAG(std::string, token, "test-token", "cluster token");
+ABSL_FLAG(uint64_t, job, 1, "job id");
+ABSL_FLAG(int, rank, 0, "this worker's rank");
+ABSL_FLAG(int, workers, 4, "workers in the job");
+ABSL_FLAG(int, clocks, 1000, "clocks to run");
+ABSL_FLAG(int, staleness, 2, "the server's staleness bound, to check");
+ABSL_FLAG(std::string, mode, "train", "train or bad");
+
+namespace leeway {
+namespace {
+
+constexpr uint32_t kElements = 4096;
+constexpr float kStep = 1.0f / 1024;
+
+#define CHECK_OR_FAIL(cond, what)                                  \
+  do {                                                             \
+    if (!(cond)) {                                                 \
+      std::printf("WORKER FAILED rank %d: %s\n", rank, std::string(what).c_str()); \
+      return 1;                                                    \
+    }                                                              \
+  } while (0)
+
+std::vector<uint8_t> UpdatePayload(uint32_t rank, uint32_t clock) {
+  std::vector<float> g(kElements, 0.0f);
+  g[rank] = -kStep;  // SGD with lr 1: the value grows by kStep
+  g[kElements - 1] = -kStep;
+  CodecParams p;
+  p.threads = 1;
+  switch (clock % 4) {
+    case 0: p.codec = CodecId::kNone; break;
+    case 1: p.codec = CodecId::kFp16; break;
+    case 2: p.codec = CodecId::kBf16; break;
+    default:
+      p.codec = CodecId::kTopK;
+      p.density = 2.0f / kElements;  // exactly the two nonzeros
+  }
+  std::vector<uint8_t> payload;
+  (void)Encode(g, {}, p, &payload);
+  return payload;
+}
+
+// How many updates of each worker a copy holds (values are exact).
+std::vector<int64_t> Counts(const ChunkCopy& copy, int workers) {
+  std::vector<int64_t> counts;
+  for (int u = 0; u < workers; ++u) {
+    counts.push_back(std::llround(copy.values[u] / kStep));
+  }
+  return counts;
+}
+
+int Train(ServerClient& client, int rank) {
+  const int workers = absl::GetFlag(FLAGS_workers);
+  const int clocks = absl::GetFlag(FLAGS_clocks);
+  const int s = absl::GetFlag(FLAGS_staleness);
+  absl::StatusOr<uint32_t> start = client.Join();
+  CHECK_OR_FAIL(start.ok(), start.status().ToString());
+  CHECK_OR_FAIL(*start == 0, absl::StrCat("joined at clock ", *start));
+  absl::StatusOr<bool> init =
+      client.Initialize(0, 0, std::vector<float>(kElements, 0.0f));
+  CHECK_OR_FAIL(init.ok(), init.status().ToString());
+  ChunkCopy copy;
+  int deltas = 0, not_modified = 0;
+  for (int c = 0; c < clocks; ++c) {
+    absl::StatusOr<PullForm> form = client.Pull(0, 0, c, kElements, &copy);
+    CHECK_OR_FAIL(form.ok(), absl::StrCat("pull at ", c, ": ", form.status().ToString()));
+    deltas += *form == PullForm::kDelta;
+    not_modified += *form == PullForm::kNotModified;
+    const std::vector<int64_t> counts = Counts(copy, workers);
+    for (int u = 0; u < workers; ++u) {
+      const int64_t need = u == rank ? c : c - s;
+      CHECK_OR_FAIL(counts[u] >= need && counts[u] <= clocks,
+                    absl::StrCat("pull at clock ", c, " holds ", counts[u],
+                                 " updates of worker ", u, ", needs ", need));
+    }
+    const std::vector<uint8_t> payload = UpdatePayload(rank, c);
+    absl::Status pushed = client.Wait(client.PushAsync(0, 0, c, payload));
+    CHECK_OR_FAIL(pushed.ok(), absl::StrCat("push at ", c, ": ", pushed.ToString()));
+    absl::Status clocked = client.Clock(c + 1, 1);
+    CHECK_OR_FAIL(clocked.ok(), absl::StrCat("clock ", c + 1, ": ", clocked.ToString()));
+  }
+  // Advance our own view past everyone's last update, then wait for them:
+  // a pull at clocks + s needs min_clock >= clocks.
+  for (int c = clocks + 1; c <= clocks + s; ++c) {
+    absl::Status clocked = client.Clock(c, 0);
+    CHECK_OR_FAIL(clocked.ok(), clocked.ToString());
+  }
+  absl::StatusOr<PullForm> last = client.Pull(0, 0, clocks + s, kElements, &copy);
+  CHECK_OR_FAIL(last.ok(), last.status().ToString());
+  for (int u = 0; u < workers; ++u) {
+    CHECK_OR_FAIL(copy.values[u] == clocks * kStep,
+                  absl::StrCat("final value of worker ", u, " is ", copy.values[u]));
+  }
+  CHECK_OR_FAIL(copy.values[kElements - 1] == float(workers) * clocks * kStep,
+                absl::StrCat("final shared value ", copy.values[kElements - 1]));
+  std::printf("WORKER OK rank %d clocks %d deltas %d not_modified %d\n", rank,
+              clocks, deltas, not_modified);
+  return 0;
+}
+
+int Bad(ServerClient& client, int rank) {
+  absl::StatusOr<uint32_t> start = client.Join();
+  CHECK_OR_FAIL(start.ok(), start.status().ToString());
+  ChunkCopy before;
+  const uint32_t clock = *start;
+  CHECK_OR_FAIL(client.Pull(0, 0, clock, kElements, &before).ok(), "first pull");
+  auto refused = [&](const Ticket& t) { return !client.Wait(t).ok(); };
+  const std::vector<uint8_t> good = UpdatePayload(rank, 0);
+  CHECK_OR_FAIL(refused(client.PushAsync(9, 0, clock, good)), "unknown layer accepted");
+  CHECK_OR_FAIL(refused(client.PushAsync(0, 7, clock, good)), "unknown chunk accepted");
+  std::vector<float> small(10, 1.0f);
+  std::vector<uint8_t> wrong_size;
+  CodecParams none;
+  (void)Encode(small, {}, none, &wrong_size);
+  CHECK_OR_FAIL(refused(client.PushAsync(0, 0, clock, wrong_size)), "wrong size accepted");
+  std::vector<uint8_t> garbage = good;
+  garbage[20] ^= 0xFF;
+  garbage[0] ^= 0xFF;
+  CHECK_OR_FAIL(refused(client.PushAsync(0, 0, clock, garbage)), "garbage accepted");
+  CHECK_OR_FAIL(refused(client.PushAsync(0, 0, clock + 5000, good)), "future clock accepted");
+  CHECK_OR_FAIL(client.Clock(clock + 1, 0).ok(), "a good CLOCK refused");
+  CHECK_OR_FAIL(!client.Clock(clock + 1, 0).ok(), "duplicated CLOCK accepted");
+  CHECK_OR_FAIL(!client.Clock(clock, 0).ok(), "CLOCK going backwards accepted");
+  CHECK_OR_FAIL(refused(client.PushAsync(0, 0, clock, good)), "push for a closed clock accepted");
+  ChunkCopy after;
+  CHECK_OR_FAIL(client.Pull(0, 0, clock, kElements, &after).ok(), "server gone after bad input");
+  CHECK_OR_FAIL(after.values == before.values && after.version == before.version,
+                "a refused push changed the chunk");
+  std::printf("WORKER OK rank %d bad input refused\n", rank);
+  return 0;
+}
+
+int Main() {
+  const int rank = absl::GetFlag(FLAGS_rank);
+  TransportOptions options;
+  options.job_id = absl::GetFlag(FLAGS_job);
+  options.rank = static_cast<uint32_t>(rank);
+  options.token = absl::GetFlag(FLAGS_token);
+  auto transport = Transport::Create(options);
+  CHECK_OR_FAIL(transport.ok(), transport.status().ToString());
+  auto peer = ConnectFromReadyFile(transport->get(), absl::GetFlag(FLAGS_server_file),
+                                   absl::GetFlag(FLAGS_via));
+  CHECK_OR_FAIL(peer.ok(), peer.status().ToString());
+  LEEWAY_LOG(INFO) << "worker " << rank << " connected over "
+                   << (*transport)->PeerTransportName(*peer).value_or("?");
+  ServerClient client(transport->get(), *peer, absl::Seconds(60));
+  return absl::GetFlag(FLAGS_mode) == "bad" ? Bad(client, rank) : Train(client, rank);
+}
+
+}  // namespace
+}  // namespace leeway
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  return leeway::Main();
+}

@@ -1,0 +1,110 @@
+// Cross-process server tests: one leeway-server process and ps_worker
+// processes on 127.0.0.1 over the real transport (two workers through the
+// listener, two through worker addresses, i.e. shared memory).
+#include <signal.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "catch2/catch.hpp"
+#include "tests/subprocess.h"
+
+namespace leeway {
+namespace {
+
+using testing::MakeTempDir;
+using testing::RunfilePath;
+using testing::Subprocess;
+using testing::WaitForFile;
+
+const std::map<std::string, std::string> kEnv = {
+    {"UCX_NET_DEVICES", "lo"}, {"UCX_WARN_UNUSED_ENV_VARS", "n"},
+    {"UCX_LOG_LEVEL", "error"}};
+
+struct Server {
+  std::unique_ptr<Subprocess> process;
+  std::string ready_file;
+};
+
+Server StartServer(const std::string& dir, int staleness, int workers) {
+  const std::string token = dir + "/token";
+  std::ofstream(token) << "test-token\n";
+  Server server;
+  server.ready_file = dir + "/server.ready";
+  auto process = Subprocess::Start(
+      {RunfilePath("server/leeway-server"), "--listen=127.0.0.1:0",
+       "--token_file=" + token, "--staleness=" + std::to_string(staleness),
+       "--learning_rate=1", "--threads=2", "--workers=" + std::to_string(workers),
+       "--ready_file=" + server.ready_file},
+      kEnv, dir + "/server.log");
+  REQUIRE(process.ok());
+  server.process = std::move(*process);
+  REQUIRE(WaitForFile(server.ready_file, absl::Now() + absl::Seconds(20)).ok());
+  return server;
+}
+
+std::unique_ptr<Subprocess> StartWorker(const Server& server, const std::string& dir,
+                                        int rank, const std::string& via,
+                                        std::vector<std::string> extra) {
+  std::vector<std::string> argv = {
+      RunfilePath("tests/ps_worker"), "--server_file=" + server.ready_file,
+      "--via=" + via, "--rank=" + std::to_string(rank)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto process = Subprocess::Start(argv, kEnv, absl::StrCat(dir, "/worker", rank, ".log"));
+  REQUIRE(process.ok());
+  return std::move(*process);
+}
+
+void ExpectWorkerOk(Subprocess& worker) {
+  auto code = worker.Wait(absl::Now() + absl::Seconds(600));
+  REQUIRE(code.ok());
+  INFO(worker.Output());
+  CHECK(*code == 0);
+  CHECK(worker.Output().find("WORKER OK") != std::string::npos);
+}
+
+std::string StopServer(Server& server) {
+  server.process->Signal(SIGTERM);
+  auto code = server.process->Wait(absl::Now() + absl::Seconds(30));
+  REQUIRE(code.ok());
+  CHECK(*code == 0);
+  const std::string out = server.process->Output();
+  const size_t at = out.find("STATS ");
+  REQUIRE(at != std::string::npos);
+  return out.substr(at, out.find('\n', at) - at);
+}
+
+TEST_CASE("four workers train 1000 clocks under s = 2 and end exactly") {
+  const std::string dir = MakeTempDir("server_process");
+  Server server = StartServer(dir, 2, 4);
+  std::vector<std::unique_ptr<Subprocess>> workers;
+  for (int rank = 0; rank < 4; ++rank) {
+    workers.push_back(StartWorker(server, dir, rank, rank < 2 ? "sockaddr" : "address",
+                                  {"--clocks=1000", "--staleness=2", "--workers=4"}));
+  }
+  for (auto& w : workers) ExpectWorkerOk(*w);
+  const std::string stats = StopServer(server);
+  INFO(stats);
+  CHECK(stats.find("pushes_applied=4000 ") != std::string::npos);
+  CHECK(stats.find("bad_messages=0 ") != std::string::npos);
+}
+
+TEST_CASE("bad pushes and clocks are refused; the server lives on") {
+  const std::string dir = MakeTempDir("server_process");
+  Server server = StartServer(dir, 0, 0);
+  // One worker creates the chunk and runs a few clocks; it leaves after.
+  auto trainer = StartWorker(server, dir, 0, "sockaddr",
+                             {"--clocks=5", "--staleness=0", "--workers=1"});
+  ExpectWorkerOk(*trainer);
+  auto bad = StartWorker(server, dir, 1, "sockaddr", {"--mode=bad"});
+  ExpectWorkerOk(*bad);
+  const std::string stats = StopServer(server);
+  INFO(stats);
+  CHECK(stats.find("pushes_applied=5 ") != std::string::npos);
+  CHECK(stats.find("bad_messages=0 ") == std::string::npos);
+}
+
+}  // namespace
+}  // namespace leeway

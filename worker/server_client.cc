@@ -1,0 +1,112 @@
+#include "worker/server_client.h"
+
+#include "absl/strings/str_cat.h"
+#include "kernels/codec.h"
+#include "kernels/payload.h"
+
+namespace leeway {
+
+ServerClient::ServerClient(Transport* transport, PeerId server,
+                           absl::Duration timeout)
+    : transport_(transport), server_(server), timeout_(timeout) {}
+
+absl::Status ServerClient::Wait(const Ticket& ticket) {
+  return transport_->Wait(ticket, absl::InfiniteFuture());
+}
+
+absl::StatusOr<uint32_t> ServerClient::Join() {
+  WireHeader h;
+  h.kind = MessageKind::kClock;
+  h.flags = kFlagInitial;
+  Ticket call = transport_->Call(server_, h, {}, {}, Deadline());
+  absl::Status status = Wait(call);
+  if (!status.ok()) return status;
+  return call.reply().header.clock;
+}
+
+absl::StatusOr<bool> ServerClient::Initialize(uint32_t layer, uint32_t chunk,
+                                              absl::Span<const float> values) {
+  CodecParams dense;
+  dense.codec = CodecId::kNone;
+  dense.threads = 1;
+  std::vector<uint8_t> payload;
+  absl::Status encoded = Encode(values, {}, dense, &payload);
+  if (!encoded.ok()) return encoded;
+  WireHeader h;
+  h.kind = MessageKind::kPush;
+  h.flags = kFlagInitial;
+  h.layer = layer;
+  h.chunk = chunk;
+  h.element_count = static_cast<uint32_t>(values.size());
+  h.codec = static_cast<uint8_t>(CodecId::kNone);
+  Ticket call = transport_->Call(server_, h, payload, {}, Deadline());
+  absl::Status status = Wait(call);
+  if (!status.ok()) return status;
+  return call.reply().header.element_count == 1;
+}
+
+Ticket ServerClient::PushAsync(uint32_t layer, uint32_t chunk, uint32_t clock,
+                               absl::Span<const uint8_t> payload) {
+  WireHeader h;
+  h.kind = MessageKind::kPush;
+  h.layer = layer;
+  h.chunk = chunk;
+  h.clock = clock;
+  absl::StatusOr<PayloadHeader> described = ReadPayloadHeader(payload);
+  if (described.ok()) {
+    h.codec = static_cast<uint8_t>(described->codec);
+    h.element_count = described->elements;
+  }
+  return transport_->Call(server_, h, payload, {}, Deadline());
+}
+
+absl::Status ServerClient::Clock(uint32_t clock, uint32_t pushes) {
+  WireHeader h;
+  h.kind = MessageKind::kClock;
+  h.clock = clock;
+  h.element_count = pushes;
+  return Wait(transport_->Call(server_, h, {}, {}, Deadline()));
+}
+
+absl::StatusOr<PullForm> ServerClient::Pull(uint32_t layer, uint32_t chunk,
+                                            uint32_t clock, uint32_t elements,
+                                            ChunkCopy* copy) {
+  WireHeader h;
+  h.kind = MessageKind::kPull;
+  h.layer = layer;
+  h.chunk = chunk;
+  h.clock = clock;
+  h.version = copy->values.size() == elements ? copy->version : ~uint64_t{0};
+  Ticket call = transport_->Call(server_, h, {}, {}, Deadline());
+  absl::Status status = Wait(call);
+  if (!status.ok()) return status;
+  const Message& reply = call.reply();
+  if (reply.payload.empty()) {
+    if (copy->values.size() != elements) {
+      return absl::DataLossError("server said not modified to a worker with no copy");
+    }
+    copy->version = reply.header.version;
+    return PullForm::kNotModified;
+  }
+  const CodecId codec = static_cast<CodecId>(reply.header.codec);
+  if (IsSparse(codec)) {
+    if (copy->values.size() != elements) {
+      return absl::DataLossError("server sent a delta to a worker with no copy");
+    }
+    std::vector<uint32_t> indices;
+    std::vector<float> values;
+    absl::Status decoded = DecodePairs(reply.payload, elements, &indices, &values);
+    if (!decoded.ok()) return decoded;
+    for (size_t j = 0; j < indices.size(); ++j) copy->values[indices[j]] = values[j];
+    copy->version = reply.header.version;
+    return PullForm::kDelta;
+  }
+  std::vector<float> values(elements);
+  absl::Status decoded = Decode(reply.payload, absl::MakeSpan(values), 1);
+  if (!decoded.ok()) return decoded;
+  copy->values = std::move(values);
+  copy->version = reply.header.version;
+  return PullForm::kDense;
+}
+
+}  // namespace leeway

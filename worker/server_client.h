@@ -1,0 +1,63 @@
+// A worker's connection to one server shard over the data plane: join the
+// shard's clock set, send initial values, push encoded gradients, announce
+// clocks, and pull parameters (answering only what changed since the
+// version it holds). The message formats are the server's
+// (server/data_service.h). Every call has a deadline; errors the server
+// sends back arrive as the Status it sent.
+//
+// Thread-safe (the transport is); a worker typically keeps several pushes
+// in flight with PushAsync and waits for them before its CLOCK.
+#ifndef LEEWAY_WORKER_SERVER_CLIENT_H_
+#define LEEWAY_WORKER_SERVER_CLIENT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "core/transport/transport.h"
+
+namespace leeway {
+
+// What a worker holds of one chunk.
+struct ChunkCopy {
+  std::vector<float> values;
+  uint64_t version = ~uint64_t{0};  // kNoVersion: nothing yet
+};
+
+enum class PullForm { kNotModified, kDelta, kDense };
+
+class ServerClient {
+ public:
+  ServerClient(Transport* transport, PeerId server, absl::Duration timeout);
+
+  // Joins; returns the clock this worker starts at.
+  absl::StatusOr<uint32_t> Join();
+  // Sends initial values; true if the server took them (first writer).
+  absl::StatusOr<bool> Initialize(uint32_t layer, uint32_t chunk,
+                                  absl::Span<const float> values);
+  // One push; `payload` (a codec payload) must stay valid until done.
+  Ticket PushAsync(uint32_t layer, uint32_t chunk, uint32_t clock,
+                   absl::Span<const uint8_t> payload);
+  // CLOCK(clock, pushes sent to this server for clock - 1).
+  absl::Status Clock(uint32_t clock, uint32_t pushes);
+  // Brings `copy` (of `elements` elements) up to date for a worker at
+  // `clock`; waits while SSP says so.
+  absl::StatusOr<PullForm> Pull(uint32_t layer, uint32_t chunk, uint32_t clock,
+                                uint32_t elements, ChunkCopy* copy);
+
+  // Waits for a ticket (driving progress on this thread).
+  absl::Status Wait(const Ticket& ticket);
+
+ private:
+  absl::Time Deadline() const { return absl::Now() + timeout_; }
+
+  Transport* const transport_;
+  const PeerId server_;
+  const absl::Duration timeout_;
+};
+
+}  // namespace leeway
+
+#endif  // LEEWAY_WORKER_SERVER_CLIENT_H_
