@@ -66,14 +66,10 @@ void ExpectWorkerOk(Subprocess& worker) {
 }
 
 std::string StopServer(Server& server) {
-  server.process->Signal(SIGTERM);
-  auto code = server.process->Wait(absl::Now() + absl::Seconds(30));
-  REQUIRE(code.ok());
-  CHECK(*code == 0);
-  const std::string out = server.process->Output();
-  const size_t at = out.find("STATS ");
-  REQUIRE(at != std::string::npos);
-  return out.substr(at, out.find('\n', at) - at);
+  absl::StatusOr<std::string> stats = testing::TerminateAndFindLine(
+      *server.process, "STATS ", absl::Seconds(30));
+  REQUIRE(stats.ok());
+  return *stats;
 }
 
 TEST_CASE("four workers train 1000 clocks under s = 2 and end exactly") {

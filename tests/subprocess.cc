@@ -108,6 +108,23 @@ std::string RunfilePath(const std::string& workspace_relative) {
                       workspace_relative);
 }
 
+absl::StatusOr<std::string> TerminateAndFindLine(Subprocess& process,
+                                                 const std::string& prefix,
+                                                 absl::Duration timeout) {
+  process.Signal(SIGTERM);
+  absl::StatusOr<int> code = process.Wait(absl::Now() + timeout);
+  if (!code.ok()) return code.status();
+  const std::string out = process.Output();
+  if (*code != 0) {
+    return absl::InternalError(absl::StrCat("exit code ", *code, ": ", out));
+  }
+  const size_t at = out.find(prefix);
+  if (at == std::string::npos) {
+    return absl::NotFoundError(absl::StrCat("no line with ", prefix, " in: ", out));
+  }
+  return out.substr(at, out.find('\n', at) - at);
+}
+
 std::string MakeTempDir(const std::string& prefix) {
   const char* base = getenv("TEST_TMPDIR");
   std::string pattern =

@@ -50,6 +50,13 @@ class Subprocess {
   int exit_code_ = 0;
 };
 
+// Stops a server-like child with SIGTERM and returns the line of its
+// output that starts with `prefix` (e.g. its "STATS " counters). An error
+// if it does not exit 0 within `timeout` or never printed the line.
+absl::StatusOr<std::string> TerminateAndFindLine(Subprocess& process,
+                                                 const std::string& prefix,
+                                                 absl::Duration timeout);
+
 // Path of a binary built in this workspace, from a test's runfiles.
 std::string RunfilePath(const std::string& workspace_relative);
 

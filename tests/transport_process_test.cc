@@ -69,14 +69,10 @@ Server StartServer(const Setting& s, const std::string& dir) {
 }
 
 std::string StopAndCollectStats(Server& server) {
-  server.process->Signal(SIGTERM);
-  auto code = server.process->Wait(absl::Now() + absl::Seconds(20));
-  REQUIRE(code.ok());
-  CHECK(*code == 0);
-  const std::string out = server.process->Output();
-  const size_t at = out.find("STATS ");
-  REQUIRE(at != std::string::npos);
-  return out.substr(at, out.find('\n', at) - at);
+  absl::StatusOr<std::string> stats = testing::TerminateAndFindLine(
+      *server.process, "STATS ", absl::Seconds(20));
+  REQUIRE(stats.ok());
+  return *stats;
 }
 
 // The in-test transport uses the same UCX settings as the children.
