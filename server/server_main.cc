@@ -28,6 +28,7 @@
 #include "core/common/env_flags.h"
 #include "core/common/logging.h"
 #include "core/transport/transport.h"
+#include "server/checkpointer.h"
 #include "server/data_service.h"
 #include "server/server_core.h"
 
@@ -41,7 +42,8 @@ ABSL_FLAG(int, workers, 0,
           "standalone: workers 0..N-1 the job expects (0: whoever joins)");
 ABSL_FLAG(int, threads, 0, "apply threads (0: one per core)");
 ABSL_FLAG(std::string, checkpoint_dir, "", "where checkpoints go (empty: none)");
-ABSL_FLAG(int, checkpoint_interval, 300, "seconds between checkpoints");
+ABSL_FLAG(double, checkpoint_interval, 300, "seconds between checkpoints (0: only at exit)");
+ABSL_FLAG(int, checkpoint_keep, 3, "checkpoints kept");
 ABSL_FLAG(std::string, optimizer, "sgd", "standalone: sgd, momentum, adam, adagrad");
 ABSL_FLAG(float, learning_rate, 0.01f, "standalone: the optimizer's learning rate");
 ABSL_FLAG(int, pull_timeout, 120, "seconds a pull may wait for slower workers");
@@ -61,6 +63,7 @@ const std::vector<FlagEnv> kEnvironment = {
     {"threads", "LEEWAY_THREADS"},
     {"checkpoint_dir", "LEEWAY_CHECKPOINT_DIR"},
     {"checkpoint_interval", "LEEWAY_CHECKPOINT_INTERVAL"},
+    {"checkpoint_keep", "LEEWAY_CHECKPOINT_KEEP"},
     {"optimizer", "LEEWAY_OPTIMIZER"},
     {"learning_rate", "LEEWAY_LEARNING_RATE"},
     {"pull_timeout", "LEEWAY_PULL_TIMEOUT"},
@@ -166,6 +169,22 @@ int Run() {
       return 2;
     }
   }
+  std::unique_ptr<Checkpointer> checkpointer;
+  const std::string checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  if (!checkpoint_dir.empty()) {
+    checkpointer = std::make_unique<Checkpointer>(
+        &core,
+        std::make_unique<CheckpointStore>(checkpoint_dir,
+                                          absl::GetFlag(FLAGS_checkpoint_keep)),
+        absl::Seconds(absl::GetFlag(FLAGS_checkpoint_interval)));
+    absl::Status restored = checkpointer->RestoreNewest();
+    if (restored.code() == absl::StatusCode::kNotFound) {
+      LEEWAY_LOG(INFO) << "no checkpoint in " << checkpoint_dir << ": a fresh start";
+    } else if (!restored.ok()) {
+      LEEWAY_LOG(ERROR) << "cannot restore from " << checkpoint_dir << ": " << restored;
+      return 1;
+    }
+  }
   auto service = std::make_unique<DataService>(&core, transport->get(), dopt);
   service->Start();
   absl::StatusOr<uint16_t> bound =
@@ -186,12 +205,21 @@ int Run() {
       return 1;
     }
   }
+  if (checkpointer != nullptr) checkpointer->Start();
   signal(SIGTERM, [](int) { g_stop = 1; });
   signal(SIGINT, [](int) { g_stop = 1; });
   while (!g_stop) pause();
 
   LEEWAY_LOG(INFO) << "stopping: applying accepted pushes";
   service.reset();  // unhooks handlers, drains the apply pool
+  if (checkpointer != nullptr) {
+    absl::StatusOr<uint64_t> last = checkpointer->WriteNow();
+    if (!last.ok()) {
+      LEEWAY_LOG(ERROR) << "final checkpoint failed: " << last.status();
+      return 1;
+    }
+    checkpointer.reset();
+  }
   const HistogramSnapshot staleness_seen = core.Staleness();
   std::printf("STATS pushes_applied=%llu bad_messages=%llu staleness_max=%.0f "
               "staleness_mean=%.3f\n",

@@ -58,6 +58,24 @@ void SspTracker::Advance(Worker& w) {
   }
 }
 
+std::vector<std::pair<uint32_t, uint32_t>> SspTracker::Views() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::pair<uint32_t, uint32_t>> views;
+  for (const auto& [rank, w] : workers_) {
+    if (w.live) views.emplace_back(rank, w.view);
+  }
+  std::sort(views.begin(), views.end());
+  return views;
+}
+
+void SspTracker::RestoreView(uint32_t rank, uint32_t view) {
+  absl::MutexLock lock(&mu_);
+  Worker w;
+  w.view = view;
+  w.next_clock = view + 1;
+  workers_[rank] = std::move(w);
+}
+
 void SspTracker::Expect(uint32_t rank) {
   absl::MutexLock lock(&mu_);
   if (workers_.find(rank) == workers_.end()) workers_[rank] = Worker();

@@ -31,6 +31,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -52,6 +53,12 @@ class SspTracker {
   explicit SspTracker(int64_t staleness);
 
   int64_t staleness() const { return staleness_; }
+
+  // (rank, view) of every live worker, for checkpoints.
+  std::vector<std::pair<uint32_t, uint32_t>> Views() const;
+  // Restores a worker at `view` (from a checkpoint): live, clocks below
+  // `view` closed, CLOCK(view + 1) expected next.
+  void RestoreView(uint32_t rank, uint32_t view);
 
   // Declares a worker the job expects: it counts in min_clock (at clock 0)
   // before it joins, so that the first workers to start wait for it.

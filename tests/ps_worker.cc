@@ -10,6 +10,9 @@
 // waits for everyone and checks the final values analytically.
 // --mode=bad: sends what a broken worker would and checks that each is
 // refused with an error while the chunk stays as it was.
+// --mode=inspect: pulls once (the server should run async) and checks that
+// the chunk is one consistent state: whole counts, and the shared element
+// equal to their sum (each push adds to both under the chunk's lock).
 // Prints "WORKER OK ..." and exits 0, or "WORKER FAILED ..." and exits 1.
 #include <cmath>
 #include <cstdio>
@@ -34,7 +37,7 @@ ABSL_FLAG(int, rank, 0, "this worker's rank");
 ABSL_FLAG(int, workers, 4, "workers in the job");
 ABSL_FLAG(int, clocks, 1000, "clocks to run");
 ABSL_FLAG(int, staleness, 2, "the server's staleness bound, to check");
-ABSL_FLAG(std::string, mode, "train", "train or bad");
+ABSL_FLAG(std::string, mode, "train", "train, bad or inspect");
 
 namespace leeway {
 namespace {
@@ -159,6 +162,31 @@ int Bad(ServerClient& client, int rank) {
   return 0;
 }
 
+int Inspect(ServerClient& client, int rank) {
+  absl::StatusOr<uint32_t> start = client.Join();
+  CHECK_OR_FAIL(start.ok(), start.status().ToString());
+  ChunkCopy copy;
+  absl::StatusOr<PullForm> form = client.Pull(0, 0, *start, kElements, &copy);
+  CHECK_OR_FAIL(form.ok(), form.status().ToString());
+  const int workers = absl::GetFlag(FLAGS_workers);
+  int64_t total = 0;
+  for (int64_t count : Counts(copy, workers)) {
+    CHECK_OR_FAIL(count >= 0, "negative count");
+    total += count;
+  }
+  for (int u = 0; u < workers; ++u) {
+    CHECK_OR_FAIL(copy.values[u] == std::llround(copy.values[u] / kStep) * kStep,
+                  "a count is not whole");
+  }
+  CHECK_OR_FAIL(copy.values[kElements - 1] == float(total) * kStep,
+                absl::StrCat("shared element ", copy.values[kElements - 1] / kStep,
+                             " != sum of counts ", total));
+  std::printf("WORKER OK rank %d inspect total=%lld version=%llu\n", rank,
+              static_cast<long long>(total),
+              static_cast<unsigned long long>(copy.version));
+  return 0;
+}
+
 int Main() {
   const int rank = absl::GetFlag(FLAGS_rank);
   TransportOptions options;
@@ -173,7 +201,10 @@ int Main() {
   LEEWAY_LOG(INFO) << "worker " << rank << " connected over "
                    << (*transport)->PeerTransportName(*peer).value_or("?");
   ServerClient client(transport->get(), *peer, absl::Seconds(60));
-  return absl::GetFlag(FLAGS_mode) == "bad" ? Bad(client, rank) : Train(client, rank);
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode == "bad") return Bad(client, rank);
+  if (mode == "inspect") return Inspect(client, rank);
+  return Train(client, rank);
 }
 
 }  // namespace

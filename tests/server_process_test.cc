@@ -3,11 +3,14 @@
 // listener, two through worker addresses, i.e. shared memory).
 #include <signal.h>
 
+#include <cstdio>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "catch2/catch.hpp"
 #include "tests/subprocess.h"
 
@@ -28,17 +31,23 @@ struct Server {
   std::string ready_file;
 };
 
-Server StartServer(const std::string& dir, int staleness, int workers) {
+Server StartServer(const std::string& dir, int staleness, int workers,
+                   std::vector<std::string> extra = {}) {
   const std::string token = dir + "/token";
   std::ofstream(token) << "test-token\n";
   Server server;
   server.ready_file = dir + "/server.ready";
-  auto process = Subprocess::Start(
-      {RunfilePath("server/leeway-server"), "--listen=127.0.0.1:0",
-       "--token_file=" + token, "--staleness=" + std::to_string(staleness),
-       "--learning_rate=1", "--threads=2", "--workers=" + std::to_string(workers),
-       "--ready_file=" + server.ready_file},
-      kEnv, dir + "/server.log");
+  std::vector<std::string> argv = {
+      RunfilePath("server/leeway-server"), "--listen=127.0.0.1:0",
+      "--token_file=" + token,
+      "--staleness=" + (staleness < 0 ? std::string("async") : std::to_string(staleness)),
+      "--learning_rate=1", "--threads=2", "--workers=" + std::to_string(workers),
+      "--ready_file=" + server.ready_file};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  std::remove(server.ready_file.c_str());
+  static int started = 0;
+  auto process = Subprocess::Start(argv, kEnv,
+                                   absl::StrCat(dir, "/server", started++, ".log"));
   REQUIRE(process.ok());
   server.process = std::move(*process);
   REQUIRE(WaitForFile(server.ready_file, absl::Now() + absl::Seconds(20)).ok());
@@ -100,6 +109,32 @@ TEST_CASE("bad pushes and clocks are refused; the server lives on") {
   INFO(stats);
   CHECK(stats.find("pushes_applied=5 ") != std::string::npos);
   CHECK(stats.find("bad_messages=0 ") == std::string::npos);
+}
+
+TEST_CASE("a server killed while checkpointing restores a consistent state") {
+  const std::string dir = MakeTempDir("server_kill");
+  const std::vector<std::string> checkpoints = {
+      "--checkpoint_dir=" + dir + "/ckpt", "--checkpoint_interval=0.01",
+      "--checkpoint_keep=2"};
+  Server server = StartServer(dir, -1, 0, checkpoints);
+  auto trainer = StartWorker(server, dir, 0, "sockaddr",
+                             {"--clocks=100000", "--staleness=0", "--workers=1"});
+  std::mt19937 rng(7);
+  for (int round = 0; round < 4; ++round) {
+    absl::SleepFor(absl::Milliseconds(100 + rng() % 200));
+    server.process->Signal(SIGKILL);
+    REQUIRE(server.process->Wait(absl::Now() + absl::Seconds(10)).ok());
+    if (round == 0) (void)trainer->Wait(absl::Now() + absl::Seconds(60));
+    server = StartServer(dir, -1, 0, checkpoints);
+    // Each restart restores a checkpoint holding one consistent state.
+    auto inspector = StartWorker(server, dir, 10 + round, "sockaddr",
+                                 {"--mode=inspect", "--workers=1"});
+    ExpectWorkerOk(*inspector);
+    INFO(server.process->Output());
+    CHECK(server.process->Output().find("restored checkpoint") != std::string::npos);
+  }
+  const std::string stats = StopServer(server);
+  CHECK(stats.find("bad_messages=0 ") != std::string::npos);
 }
 
 }  // namespace

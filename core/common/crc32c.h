@@ -13,6 +13,10 @@ namespace leeway {
 // Uses the SSE4.2 crc32 instruction where the CPU has it.
 uint32_t Crc32c(const void* data, size_t size);
 
+// The CRC of (what `crc` was computed over) followed by data:
+// Crc32cExtend(Crc32c(a), b) == Crc32c(a + b); Crc32cExtend(0, x) == Crc32c(x).
+uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t size);
+
 namespace crc32c_internal {
 // The table-driven version, for tests that compare the two.
 uint32_t Crc32cPortable(const void* data, size_t size);

@@ -1,5 +1,7 @@
 #include "core/common/crc32c.h"
 
+#include <string>
+
 #include <cstring>
 
 #include "catch2/catch.hpp"
@@ -24,6 +26,15 @@ TEST_CASE("the hardware and table versions agree at every length") {
       CHECK(Crc32c(bytes + offset, n) ==
             crc32c_internal::Crc32cPortable(bytes + offset, n));
     }
+  }
+}
+
+TEST_CASE("CRC-32C extends piece by piece") {
+  const std::string text = "123456789 and then some more bytes to cover words";
+  for (size_t cut = 0; cut <= text.size(); ++cut) {
+    const uint32_t first = Crc32c(text.data(), cut);
+    CHECK(Crc32cExtend(first, text.data() + cut, text.size() - cut) ==
+          Crc32c(text.data(), text.size()));
   }
 }
 
