@@ -20,6 +20,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "bench/timing.h"
 #include "kernels/codec.h"
 
 ABSL_FLAG(std::string, sizes, "1048576,16777216,67108864", "elements");
@@ -69,20 +70,6 @@ std::vector<Row> Rows() {
     }
   }
   return chosen;
-}
-
-template <typename Fn>
-double MedianSeconds(int repeats, Fn fn) {
-  std::vector<double> times;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    fn();
-    times.push_back(std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
 }
 
 int Run() {

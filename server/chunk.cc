@@ -74,11 +74,14 @@ absl::StatusOr<uint64_t> Chunk::Apply(absl::Span<const uint8_t> payload,
     if (!decoded.ok()) return decoded;
     MarkAllChanged(next);
   } else {
-    std::vector<float> grad(n);
-    absl::Status decoded = Decode(payload, absl::MakeSpan(grad), 1);
+    // A scratch buffer per apply thread: allocating (and faulting in) a
+    // chunk-sized vector per push would cost more than the update itself.
+    thread_local std::vector<float> grad;
+    if (grad.size() < n) grad.resize(n);
+    absl::Status decoded = Decode(payload, absl::MakeSpan(grad.data(), n), 1);
     if (!decoded.ok()) return decoded;
     if (scale != 1.0f) {
-      for (float& g : grad) g *= scale;
+      for (size_t i = 0; i < n; ++i) grad[i] *= scale;
     }
     ApplyDense(optimizer_, next, n, params_.data(), state_.data(), grad.data());
     MarkAllChanged(next);

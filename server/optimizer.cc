@@ -1,50 +1,19 @@
 #include "server/optimizer.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 
 namespace leeway {
 namespace {
 
-// The update of one element: the same code serves dense and sparse.
+// The constants of one step.
 struct Step {
   OptimizerConfig c;
   float correction1 = 1.0f;  // Adam: 1 - b1^t
   float correction2 = 1.0f;  // Adam: 1 - b2^t
   size_t n = 0;
-
-  inline void operator()(size_t i, float g, float* params, float* state) const {
-    float& p = params[i];
-    g += c.weight_decay * p;
-    switch (c.kind) {
-      case OptimizerKind::kSgd:
-        p -= c.learning_rate * g;
-        return;
-      case OptimizerKind::kMomentum: {
-        float& m = state[i];
-        m = c.momentum * m + g;
-        p -= c.learning_rate * (c.nesterov ? g + c.momentum * m : m);
-        return;
-      }
-      case OptimizerKind::kAdam: {
-        float& m = state[i];
-        float& v = state[n + i];
-        m = c.beta1 * m + (1.0f - c.beta1) * g;
-        v = c.beta2 * v + (1.0f - c.beta2) * g * g;
-        const float m_hat = m / correction1;
-        const float v_hat = v / correction2;
-        p -= c.learning_rate * m_hat / (std::sqrt(v_hat) + c.epsilon);
-        return;
-      }
-      case OptimizerKind::kAdagrad: {
-        float& a = state[i];
-        a += g * g;
-        p -= c.learning_rate * g / (std::sqrt(a) + c.epsilon);
-        return;
-      }
-    }
-  }
 };
 
 Step MakeStep(const OptimizerConfig& config, uint64_t step, size_t n) {
@@ -57,6 +26,58 @@ Step MakeStep(const OptimizerConfig& config, uint64_t step, size_t n) {
     s.correction2 = static_cast<float>(1.0 - std::pow(config.beta2, t));
   }
   return s;
+}
+
+// The update of element i: one function per optimizer, shared by the dense
+// and the sparse loops. Templates, so that each loop has one body (and the
+// dense ones vectorize).
+template <OptimizerKind kKind>
+inline void Update(const Step& s, size_t i, float g, float* __restrict params,
+                   float* __restrict state) {
+  const OptimizerConfig& c = s.c;
+  float& p = params[i];
+  g += c.weight_decay * p;
+  if constexpr (kKind == OptimizerKind::kSgd) {
+    p -= c.learning_rate * g;
+  } else if constexpr (kKind == OptimizerKind::kMomentum) {
+    float& m = state[i];
+    m = c.momentum * m + g;
+    p -= c.learning_rate * (c.nesterov ? g + c.momentum * m : m);
+  } else if constexpr (kKind == OptimizerKind::kAdam) {
+    float& m = state[i];
+    float& v = state[s.n + i];
+    m = c.beta1 * m + (1.0f - c.beta1) * g;
+    v = c.beta2 * v + (1.0f - c.beta2) * g * g;
+    p -= c.learning_rate * (m / s.correction1) / (std::sqrt(v / s.correction2) + c.epsilon);
+  } else {
+    float& a = state[i];
+    a += g * g;
+    p -= c.learning_rate * g / (std::sqrt(a) + c.epsilon);
+  }
+}
+
+template <OptimizerKind kKind>
+void DenseLoop(const Step& s, float* params, float* state, const float* grad) {
+  for (size_t i = 0; i < s.n; ++i) Update<kKind>(s, i, grad[i], params, state);
+}
+
+template <OptimizerKind kKind>
+void SparseLoop(const Step& s, float* params, float* state,
+                const uint32_t* indices, const float* values, size_t count) {
+  for (size_t j = 0; j < count; ++j) Update<kKind>(s, indices[j], values[j], params, state);
+}
+
+// Calls fn.template operator()<kKind>() for the config's optimizer.
+template <typename Fn>
+void Dispatch(OptimizerKind kind, Fn fn) {
+  switch (kind) {
+    case OptimizerKind::kSgd: return fn(std::integral_constant<OptimizerKind, OptimizerKind::kSgd>());
+    case OptimizerKind::kMomentum:
+      return fn(std::integral_constant<OptimizerKind, OptimizerKind::kMomentum>());
+    case OptimizerKind::kAdam: return fn(std::integral_constant<OptimizerKind, OptimizerKind::kAdam>());
+    case OptimizerKind::kAdagrad:
+      return fn(std::integral_constant<OptimizerKind, OptimizerKind::kAdagrad>());
+  }
 }
 
 }  // namespace
@@ -108,19 +129,18 @@ absl::Status ValidateOptimizer(const OptimizerConfig& c) {
 void ApplyDense(const OptimizerConfig& config, uint64_t step, size_t n,
                 float* params, float* state, const float* grad) {
   const Step s = MakeStep(config, step, n);
-  if (config.kind == OptimizerKind::kSgd && config.weight_decay == 0.0f) {
-    const float lr = config.learning_rate;  // the common case, vectorized
-    for (size_t i = 0; i < n; ++i) params[i] -= lr * grad[i];
-    return;
-  }
-  for (size_t i = 0; i < n; ++i) s(i, grad[i], params, state);
+  Dispatch(config.kind, [&](auto kind) {
+    DenseLoop<decltype(kind)::value>(s, params, state, grad);
+  });
 }
 
 void ApplySparse(const OptimizerConfig& config, uint64_t step, size_t n,
                  float* params, float* state, const uint32_t* indices,
                  const float* values, size_t count) {
   const Step s = MakeStep(config, step, n);
-  for (size_t j = 0; j < count; ++j) s(indices[j], values[j], params, state);
+  Dispatch(config.kind, [&](auto kind) {
+    SparseLoop<decltype(kind)::value>(s, params, state, indices, values, count);
+  });
 }
 
 }  // namespace leeway
