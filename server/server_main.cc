@@ -28,9 +28,11 @@
 #include "core/common/env_flags.h"
 #include "core/common/logging.h"
 #include "core/transport/transport.h"
+#include "core/common/metrics_http.h"
 #include "server/checkpointer.h"
 #include "server/data_service.h"
 #include "server/server_core.h"
+#include "server/server_metrics.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:7000", "host:port to listen on");
 ABSL_FLAG(std::string, coordinator, "", "coordinator host:port (empty: standalone)");
@@ -47,7 +49,9 @@ ABSL_FLAG(int, checkpoint_keep, 3, "checkpoints kept");
 ABSL_FLAG(std::string, optimizer, "sgd", "standalone: sgd, momentum, adam, adagrad");
 ABSL_FLAG(float, learning_rate, 0.01f, "standalone: the optimizer's learning rate");
 ABSL_FLAG(int, pull_timeout, 120, "seconds a pull may wait for slower workers");
-ABSL_FLAG(std::string, ready_file, "", "write port and worker address here once up");
+ABSL_FLAG(int, metrics_port, 9400, "Prometheus /metrics port (0: any, -1: off)");
+ABSL_FLAG(std::string, ready_file, "",
+          "write port, worker address and metrics port here once up");
 
 namespace leeway {
 namespace {
@@ -67,6 +71,7 @@ const std::vector<FlagEnv> kEnvironment = {
     {"optimizer", "LEEWAY_OPTIMIZER"},
     {"learning_rate", "LEEWAY_LEARNING_RATE"},
     {"pull_timeout", "LEEWAY_PULL_TIMEOUT"},
+    {"metrics_port", "LEEWAY_METRICS_PORT"},
 };
 
 volatile sig_atomic_t g_stop = 0;
@@ -103,10 +108,11 @@ absl::StatusOr<OptimizerKind> ParseOptimizer(const std::string& name) {
 }
 
 absl::Status WriteReadyFile(const std::string& path, uint16_t port,
-                            const std::string& address) {
+                            const std::string& address, int metrics_port) {
   {
     std::ofstream out(path + ".tmp");
-    out << port << "\n" << absl::BytesToHexString(address) << "\n";
+    out << port << "\n" << absl::BytesToHexString(address) << "\n"
+        << metrics_port << "\n";
     if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
   }
   if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
@@ -197,9 +203,24 @@ int Run() {
   LEEWAY_LOG(INFO) << "leeway-server shard " << shard << " listening on "
                    << listen[0] << ":" << *bound << ", staleness "
                    << absl::GetFlag(FLAGS_staleness);
+  std::unique_ptr<MetricsHttpServer> metrics;
+  const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  if (metrics_port >= 0) {
+    Transport* t = transport->get();
+    auto started = MetricsHttpServer::Start(
+        listen[0], static_cast<uint16_t>(metrics_port),
+        [&core, t] { return RenderServerMetrics(core, t->stats()); });
+    if (!started.ok()) {
+      LEEWAY_LOG(ERROR) << started.status();
+      return 1;
+    }
+    metrics = std::move(*started);
+    LEEWAY_LOG(INFO) << "metrics on port " << metrics->port() << " (/metrics)";
+  }
   const std::string ready = absl::GetFlag(FLAGS_ready_file);
   if (!ready.empty()) {
-    absl::Status written = WriteReadyFile(ready, *bound, *address);
+    absl::Status written = WriteReadyFile(ready, *bound, *address,
+                                          metrics != nullptr ? metrics->port() : -1);
     if (!written.ok()) {
       LEEWAY_LOG(ERROR) << written;
       return 1;

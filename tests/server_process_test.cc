@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "catch2/catch.hpp"
+#include "tests/http_get.h"
 #include "tests/subprocess.h"
 
 namespace leeway {
@@ -42,7 +44,7 @@ Server StartServer(const std::string& dir, int staleness, int workers,
       "--token_file=" + token,
       "--staleness=" + (staleness < 0 ? std::string("async") : std::to_string(staleness)),
       "--learning_rate=1", "--threads=2", "--workers=" + std::to_string(workers),
-      "--ready_file=" + server.ready_file};
+      "--metrics_port=0", "--ready_file=" + server.ready_file};
   argv.insert(argv.end(), extra.begin(), extra.end());
   std::remove(server.ready_file.c_str());
   static int started = 0;
@@ -90,6 +92,16 @@ TEST_CASE("four workers train 1000 clocks under s = 2 and end exactly") {
                                   {"--clocks=1000", "--staleness=2", "--workers=4"}));
   }
   for (auto& w : workers) ExpectWorkerOk(*w);
+  // The same counts on /metrics (the ready file's third line is its port).
+  auto ready = WaitForFile(server.ready_file, absl::Now());
+  REQUIRE(ready.ok());
+  const std::vector<std::string> lines = absl::StrSplit(*ready, '\n');
+  REQUIRE(lines.size() >= 3);
+  auto metrics = testing::HttpGet(static_cast<uint16_t>(std::stoi(lines[2])), "/metrics");
+  REQUIRE(metrics.ok());
+  CHECK(metrics->find("leeway_server_pushes_applied_total 4000\n") != std::string::npos);
+  CHECK(metrics->find("leeway_server_staleness_by_worker_count{worker=\"3\"} 1000\n") !=
+        std::string::npos);
   const std::string stats = StopServer(server);
   INFO(stats);
   CHECK(stats.find("pushes_applied=4000 ") != std::string::npos);
