@@ -14,6 +14,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "bench/timing.h"
@@ -99,11 +100,13 @@ int Run() {
         return 1;
       }
       const double nnz = c.sparse ? double(k) * chunks : double(n) * chunks;
-      std::printf("| %s | %s | %d | %.2f | %.2f | %.1f | %.1f | %.2f |\n", c.name,
-                  OptimizerName(c.optimizer), threads,
-                  c.sparse ? 0.0 : bytes / seconds / 1e9,
-                  c.sparse ? 0.0 : memcpy_s / seconds, nnz / seconds / 1e6,
-                  nnz / seconds / 1e6 / threads, bytes / memcpy_s / 1e9);
+      // GB/s of gradient is a dense figure; sparse pushes count nonzeros.
+      const std::string gbps = c.sparse ? "-" : absl::StrFormat("%.2f", bytes / seconds / 1e9);
+      const std::string ratio = c.sparse ? "-" : absl::StrFormat("%.2f", memcpy_s / seconds);
+      std::printf("| %s | %s | %d | %s | %s | %.1f | %.1f | %.2f |\n", c.name,
+                  OptimizerName(c.optimizer), threads, gbps.c_str(), ratio.c_str(),
+                  nnz / seconds / 1e6, nnz / seconds / 1e6 / threads,
+                  bytes / memcpy_s / 1e9);
     }
   }
   return 0;
