@@ -11,6 +11,7 @@ PACKAGES=(
   libucx-dev ucx-utils
   catch2 libbenchmark-dev
   clang libclang-rt-14-dev  # libFuzzer (bazel test --config=fuzz)
+  dpkg-dev  # dpkg-source: Abseil from source for the TSan pass
 )
 
 missing=()

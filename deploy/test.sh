@@ -2,8 +2,10 @@
 # Runs Leeway's whole test suite on a Debian 12 machine, installing what it
 # needs first, and ends with one line "N passed, N failed" (Bazel targets).
 #   deploy/test.sh
-# Three passes: everything (gcc); the fuzzers under real libFuzzer (clang,
-# --config=fuzz); the transport and the kernels under AddressSanitizer.
+# Four passes: everything (gcc); the fuzzers under real libFuzzer (clang,
+# --config=fuzz); core, kernels and server under AddressSanitizer; and the
+# same under ThreadSanitizer, with Abseil built from Debian's source
+# (deploy/fetch-absl-source.sh; see .bazelrc).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +48,17 @@ run_pass() {
 
 run_pass "all tests" //...
 run_pass "libFuzzer" --config=fuzz //core/transport:wire_fuzz_test //kernels:codec_fuzz_test
-run_pass "AddressSanitizer" --config=asan //core/... //kernels/...
+run_pass "AddressSanitizer" --config=asan //core/... //kernels/... //server/... //worker/...
+
+absl_src=$(deploy/fetch-absl-source.sh "${LEEWAY_CACHE:-/var/cache/leeway}/abseil")
+if [ -n "$absl_src" ] && [ -d "$absl_src" ]; then
+  run_pass "ThreadSanitizer" --config=tsan --repo_env=LEEWAY_ABSL_SRC="$absl_src" \
+    --test_env=TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp" \
+    //core/... //kernels/... //server/... //worker/...
+else
+  echo "=== ThreadSanitizer: could not fetch Abseil's source"
+  failed=$((failed + 1))
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
