@@ -11,6 +11,7 @@
 #include "kernels/half.h"
 #include "kernels/input_check.h"
 #include "kernels/parallel_for.h"
+#include "kernels/parsed_payload.h"
 #include "kernels/payload.h"
 #include "kernels/sparse_codec.h"
 
@@ -22,40 +23,9 @@ using codec_internal::DecodeSparseRange;
 using codec_internal::DenseGrain;
 using codec_internal::IsDense;
 using codec_internal::kDenseGrain;
+using codec_internal::ParsedPayload;
 using codec_internal::SparseView;
-
-// A validated payload: its header and, for sparse codecs, the view.
-struct Parsed {
-  PayloadHeader header;
-  SparseView sparse;
-  const uint8_t* body = nullptr;
-};
-
-absl::Status Parse(absl::Span<const uint8_t> payload, size_t elements,
-                   Parsed* parsed) {
-  absl::StatusOr<PayloadHeader> h = ReadPayloadHeader(payload);
-  if (!h.ok()) return h.status();
-  if (h->elements != elements) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "payload holds ", h->elements, " elements, expected ", elements));
-  }
-  parsed->header = *h;
-  parsed->body = payload.data() + kPayloadHeaderBytes;
-  if (IsSparse(h->codec)) {
-    return codec_internal::ValidateSparse(*h, payload, &parsed->sparse);
-  }
-  absl::Status param = codec_internal::CheckDenseParam(h->codec, h->param);
-  if (!param.ok()) return param;
-  const size_t want = kPayloadHeaderBytes +
-                      codec_internal::DenseBodyBytes(h->codec, elements, h->param);
-  if (payload.size() != want) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        CodecName(h->codec), " payload is ", payload.size(), " bytes, want ",
-        want));
-  }
-  return codec_internal::ValidateDenseBody(h->codec, elements, h->param,
-                                           parsed->body);
-}
+using Parsed = ParsedPayload;
 
 // Calls emit(index, value) for every element a parsed payload carries,
 // blocks in parallel (distinct blocks never share an index).
@@ -76,6 +46,39 @@ void ForEachDecoded(const Parsed& p, int threads, Emit emit) {
 }
 
 }  // namespace
+
+namespace codec_internal {
+
+absl::Status ParsePayload(absl::Span<const uint8_t> payload, size_t elements,
+                          ParsedPayload* parsed) {
+  absl::StatusOr<PayloadHeader> h = ReadPayloadHeader(payload);
+  if (!h.ok()) return h.status();
+  if (h->elements != elements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "payload holds ", h->elements, " elements, expected ", elements));
+  }
+  parsed->header = *h;
+  parsed->body = payload.data() + kPayloadHeaderBytes;
+  if (IsSparse(h->codec)) {
+    return ValidateSparse(*h, payload, &parsed->sparse);
+  }
+  absl::Status param = CheckDenseParam(h->codec, h->param);
+  if (!param.ok()) return param;
+  const size_t want = kPayloadHeaderBytes + DenseBodyBytes(h->codec, elements, h->param);
+  if (payload.size() != want) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        CodecName(h->codec), " payload is ", payload.size(), " bytes, want ",
+        want));
+  }
+  return ValidateDenseBody(h->codec, elements, h->param, parsed->body);
+}
+
+}  // namespace codec_internal
+
+absl::Status ValidatePayload(absl::Span<const uint8_t> payload, size_t elements) {
+  ParsedPayload parsed;
+  return codec_internal::ParsePayload(payload, elements, &parsed);
+}
 
 const char* CodecName(CodecId codec) {
   switch (codec) {
@@ -176,7 +179,7 @@ absl::Status Encode(absl::Span<const float> gradient, absl::Span<float> residual
 absl::Status Decode(absl::Span<const uint8_t> payload, absl::Span<float> out,
                     int threads) {
   Parsed p;
-  absl::Status valid = Parse(payload, out.size(), &p);
+  absl::Status valid = codec_internal::ParsePayload(payload, out.size(), &p);
   if (!valid.ok()) return valid;
   float* dst = out.data();
   if (IsSparse(p.header.codec)) {
@@ -191,7 +194,7 @@ absl::Status Decode(absl::Span<const uint8_t> payload, absl::Span<float> out,
 absl::Status DecodeAccumulate(absl::Span<const uint8_t> payload, float scale,
                               absl::Span<float> out, int threads) {
   Parsed p;
-  absl::Status valid = Parse(payload, out.size(), &p);
+  absl::Status valid = codec_internal::ParsePayload(payload, out.size(), &p);
   if (!valid.ok()) return valid;
   float* dst = out.data();
   ForEachDecoded(p, threads,
@@ -203,7 +206,7 @@ absl::Status DecodePairs(absl::Span<const uint8_t> payload, size_t elements,
                          std::vector<uint32_t>* indices,
                          std::vector<float>* values) {
   Parsed p;
-  absl::Status valid = Parse(payload, elements, &p);
+  absl::Status valid = codec_internal::ParsePayload(payload, elements, &p);
   if (!valid.ok()) return valid;
   const size_t count = IsSparse(p.header.codec) ? p.sparse.k : elements;
   indices->resize(count);

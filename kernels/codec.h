@@ -85,6 +85,10 @@ size_t CompressedSize(const CodecParams& params, size_t elements);
 absl::Status Encode(absl::Span<const float> gradient, absl::Span<float> residual,
                     const CodecParams& params, std::vector<uint8_t>* payload);
 
+// Validates a payload of `elements` elements in full, as every decoder
+// does before it touches its output.
+absl::Status ValidatePayload(absl::Span<const uint8_t> payload, size_t elements);
+
 // Decodes a payload that must hold exactly out.size() elements.
 absl::Status Decode(absl::Span<const uint8_t> payload, absl::Span<float> out,
                     int threads = 0);

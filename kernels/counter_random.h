@@ -9,11 +9,7 @@
 
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define LEEWAY_HOST_DEVICE __host__ __device__
-#else
-#define LEEWAY_HOST_DEVICE
-#endif
+#include "kernels/host_device.h"
 
 namespace leeway {
 
@@ -35,6 +31,36 @@ LEEWAY_HOST_DEVICE inline float CounterUniform(uint64_t seed, uint64_t index) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
   return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+}
+
+// A cheap 32-bit counter hash for int8's per-element dither (it vectorizes,
+// unlike the 64-bit CounterUniform): murmur3's finalizer.
+LEEWAY_HOST_DEVICE inline float DitherUniform(uint32_t seed, uint32_t index) {
+  uint32_t z = index * 0x9E3779B1u + seed;
+  z ^= z >> 16;
+  z *= 0x85EBCA6Bu;
+  z ^= z >> 13;
+  z *= 0xC2B2AE35u;
+  z ^= z >> 16;
+  return static_cast<float>(z >> 8) * (1.0f / 16777216.0f);
+}
+
+// The 32-bit dither seed int8 derives from a codec seed.
+LEEWAY_HOST_DEVICE inline uint32_t DitherSeed(uint64_t seed) {
+  return static_cast<uint32_t>(StreamSeed(seed, RandomStream::kRounding) >> 32) ^
+         static_cast<uint32_t>(seed);
+}
+
+// Top-k's threshold sample: element j of m is drawn uniformly from the
+// j-th of m equal strata of [0, n).
+LEEWAY_HOST_DEVICE inline uint64_t TopKSampleIndex(uint64_t seed, uint64_t j,
+                                                   uint64_t n, uint64_t m) {
+  const double at =
+      (static_cast<double>(j) +
+       CounterUniform(StreamSeed(seed, RandomStream::kSampling), j)) *
+      static_cast<double>(n) / static_cast<double>(m);
+  const uint64_t i = static_cast<uint64_t>(at);
+  return i < n ? i : n - 1;
 }
 
 // randomk splits [0, n) into k strata [j*n/k, (j+1)*n/k) and keeps one

@@ -59,18 +59,6 @@ void EncodeElementwise(CodecId codec, size_t begin, size_t end,
   }
 }
 
-// A cheap 32-bit counter hash for int8's per-element dither (vectorizes,
-// unlike the 64-bit CounterUniform): murmur3's finalizer.
-inline float DitherUniform(uint32_t seed, uint32_t index) {
-  uint32_t z = index * 0x9E3779B1u + seed;
-  z ^= z >> 16;
-  z *= 0x85EBCA6Bu;
-  z ^= z >> 13;
-  z *= 0xC2B2AE35u;
-  z ^= z >> 16;
-  return static_cast<float>(z >> 8) * (1.0f / 16777216.0f);
-}
-
 // Buckets [begin, end) of int8 (begin bucket-aligned). Two loops per
 // bucket, the second reading what the first brought into cache.
 LEEWAY_VECTOR_CLONES
@@ -152,9 +140,7 @@ void EncodeDense(CodecId codec, uint32_t param, uint64_t seed, size_t n,
                  const float* g, float* r, float sign_scale, uint8_t* body,
                  int threads) {
   if (codec == CodecId::kSign) StoreLE32(body, FloatBits(sign_scale));
-  const uint32_t dither = static_cast<uint32_t>(
-      StreamSeed(seed, RandomStream::kRounding) >> 32) ^
-      static_cast<uint32_t>(seed);
+  const uint32_t dither = DitherSeed(seed);
   ParallelFor(n, DenseGrain(codec, param), threads, [&](size_t begin, size_t end) {
     switch (codec) {
       case CodecId::kInt8:

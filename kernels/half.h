@@ -1,27 +1,43 @@
 // float <-> IEEE fp16 and bfloat16 conversions, round to nearest even.
 // Finite inputs beyond a format's range saturate to its largest finite value
-// (so error feedback keeps what did not fit). Pure, thread-safe.
+// (so error feedback keeps what did not fit). Shared by the CPU codecs and
+// their CUDA twins (bit-identical results). Pure, thread-safe.
 #ifndef LEEWAY_KERNELS_HALF_H_
 #define LEEWAY_KERNELS_HALF_H_
 
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/host_device.h"
+
 namespace leeway {
 
-inline uint32_t FloatBits(float f) {
+LEEWAY_HOST_DEVICE inline uint32_t FloatBits(float f) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(f);
+#else
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
+#endif
 }
 
-inline float BitsFloat(uint32_t u) {
+LEEWAY_HOST_DEVICE inline float BitsFloat(uint32_t u) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(u);
+#else
   float f;
   std::memcpy(&f, &u, 4);
   return f;
+#endif
 }
 
-inline uint16_t FloatToBf16(float f) {
+// |x| as an integer key: for finite floats, keys order like magnitudes.
+LEEWAY_HOST_DEVICE inline uint32_t MagnitudeKey(float x) {
+  return FloatBits(x) & 0x7FFFFFFFu;
+}
+
+LEEWAY_HOST_DEVICE inline uint16_t FloatToBf16(float f) {
   uint32_t u = FloatBits(f);
   const uint32_t rounding = 0x7FFFu + ((u >> 16) & 1u);
   uint32_t r = u + rounding;
@@ -31,9 +47,9 @@ inline uint16_t FloatToBf16(float f) {
   return static_cast<uint16_t>(r >> 16);
 }
 
-inline float Bf16ToFloat(uint16_t h) { return BitsFloat(uint32_t{h} << 16); }
+LEEWAY_HOST_DEVICE inline float Bf16ToFloat(uint16_t h) { return BitsFloat(uint32_t{h} << 16); }
 
-inline uint16_t FloatToFp16(float f) {
+LEEWAY_HOST_DEVICE inline uint16_t FloatToFp16(float f) {
   const uint32_t u = FloatBits(f);
   const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
   const float a = BitsFloat(u & 0x7FFFFFFFu);
@@ -55,7 +71,7 @@ inline uint16_t FloatToFp16(float f) {
   return sign | static_cast<uint16_t>(h);
 }
 
-inline float Fp16ToFloat(uint16_t h) {
+LEEWAY_HOST_DEVICE inline float Fp16ToFloat(uint16_t h) {
   const uint32_t sign = uint32_t{h & 0x8000u} << 16;
   const uint32_t exp = (h >> 10) & 0x1Fu;
   const uint32_t mant = h & 0x3FFu;

@@ -16,8 +16,7 @@ constexpr size_t kGatherGrain = size_t{1} << 16;
 constexpr size_t kMinSample = 8192;
 constexpr double kSampleHits = 256;  // expected sample elements above the k-th
 
-// |x| as an integer key: for finite floats, keys order like magnitudes.
-inline uint32_t Key(float x) { return FloatBits(x) & 0x7FFFFFFFu; }
+inline uint32_t Key(float x) { return MagnitudeKey(x); }
 
 // The k-th largest of `keys` (1 <= k <= keys.size()); reorders keys.
 uint32_t KthLargest(std::vector<uint32_t>& keys, size_t k) {
@@ -118,41 +117,66 @@ size_t GatherAtLeast(const float* g, float* r, size_t n, float threshold,
   return GatherKey(g, r, n, Key(threshold), cap, threads, indices);
 }
 
+bool TopKSampled(size_t n, size_t k) {
+  return n >= kTopKExactBelow && 4 * k < n && k > 0;
+}
+
+size_t TopKSampleSize(size_t n, size_t k) {
+  const double q = static_cast<double>(k) / n;
+  return std::min(n / 8, std::max(kMinSample, static_cast<size_t>(kSampleHits / q)));
+}
+
+size_t TopKThresholdRank(size_t n, size_t k, size_t m, double margin) {
+  // `margin` binomial standard deviations above the expected rank of the
+  // k-th largest: a threshold just below it.
+  const double expected = static_cast<double>(m) * k / n;
+  return static_cast<size_t>(std::ceil(expected + margin * std::sqrt(expected) + 1));
+}
+
+size_t TopKCandidateCap(size_t n, size_t rank, size_t m) {
+  return 2 * static_cast<size_t>(static_cast<double>(n) * rank / m) + 64;
+}
+
+uint32_t TopKThresholdKey(std::vector<uint32_t> sample, size_t rank) {
+  return KthLargest(sample, rank);
+}
+
+void KeepTopKOfCandidates(absl::Span<const float> v,
+                          const std::vector<uint32_t>& candidates, size_t k,
+                          std::vector<uint32_t>* indices) {
+  std::vector<uint32_t> keys(candidates.size());
+  for (size_t j = 0; j < candidates.size(); ++j) keys[j] = Key(v[candidates[j]]);
+  const uint32_t kth = KthLargest(keys, k);
+  auto each = [&candidates](auto fn) {
+    for (uint32_t i : candidates) fn(i);
+  };
+  KeepTop(v.data(), kth, k, each, indices);
+}
+
 TopKStats SelectTopK(const float* g, float* r, size_t n, size_t k,
                      uint64_t seed, int threads, std::vector<uint32_t>* indices) {
   k = std::min(k, n);
   TopKStats stats;
   const float* v = r != nullptr ? r : g;  // v, once r holds it
-  if (n < kTopKExactBelow || 4 * k >= n || k == 0) {
+  if (!TopKSampled(n, k)) {
     if (r != nullptr) AddInto(g, r, n, threads);
     SelectTopKExact(absl::MakeConstSpan(v, n), k, indices);
     stats.passes = 1;
     return stats;
   }
-  // A strided sample: one element at a random offset in each of m strata.
-  const double q = static_cast<double>(k) / n;
-  const size_t m = std::min(n / 8, std::max(kMinSample,
-                                            static_cast<size_t>(kSampleHits / q)));
-  const uint64_t sampling = StreamSeed(seed, RandomStream::kSampling);
+  const size_t m = TopKSampleSize(n, k);
   std::vector<uint32_t> sample(m);
   for (size_t j = 0; j < m; ++j) {
-    const double at = (j + CounterUniform(sampling, j)) * n / m;
-    const size_t i = std::min(n - 1, static_cast<size_t>(at));
+    const size_t i = TopKSampleIndex(seed, j, n, m);
     sample[j] = Key(r != nullptr ? g[i] + r[i] : g[i]);
   }
-  const double expected = m * q;
   std::vector<uint32_t> candidates;
-  std::vector<uint32_t> scratch;
   bool formed = r == nullptr;  // whether v is in memory yet
-  for (double margin : {3.0, 8.0}) {
-    // Rank r in the sample sits `margin` standard deviations (binomial)
-    // above the expected rank of the k-th largest: a threshold just below it.
-    const size_t rank = static_cast<size_t>(
-        std::ceil(expected + margin * std::sqrt(expected) + 1));
+  for (double margin : kTopKMargins) {
+    const size_t rank = TopKThresholdRank(n, k, m, margin);
     if (rank >= m) break;
-    scratch = sample;
-    const uint32_t threshold = KthLargest(scratch, rank);
-    const size_t cap = 2 * static_cast<size_t>(static_cast<double>(n) * rank / m) + 64;
+    const uint32_t threshold = TopKThresholdKey(sample, rank);
+    const size_t cap = TopKCandidateCap(n, rank, m);
     const size_t count = formed ? GatherKey(v, nullptr, n, threshold, cap, threads, &candidates)
                                 : GatherKey(g, r, n, threshold, cap, threads, &candidates);
     formed = true;
@@ -160,13 +184,7 @@ TopKStats SelectTopK(const float* g, float* r, size_t n, size_t k,
     stats.candidates = count;
     if (count > cap) break;     // threshold too low: go exact
     if (count < k) continue;    // too high: widen the margin
-    scratch.resize(count);
-    for (size_t j = 0; j < count; ++j) scratch[j] = Key(v[candidates[j]]);
-    const uint32_t kth = KthLargest(scratch, k);
-    auto each = [&candidates](auto fn) {
-      for (uint32_t i : candidates) fn(i);
-    };
-    KeepTop(v, kth, k, each, indices);
+    KeepTopKOfCandidates(absl::MakeConstSpan(v, n), candidates, k, indices);
     stats.sampled = true;
     return stats;
   }

@@ -61,6 +61,23 @@ size_t GatherAtLeast(const float* g, float* r, size_t n, float threshold,
 // r += g over n elements.
 void AddInto(const float* g, float* r, size_t n, int threads);
 
+// The sampled path's plan, shared with the CUDA twin (codec_cuda.cc):
+// whether (n, k) takes it, the sample size (elements at TopKSampleIndex,
+// counter_random.h), the threshold's rank in the sample for each margin,
+// how many candidates a gather may hold, and the exact refinement.
+constexpr double kTopKMargins[] = {3.0, 8.0};
+bool TopKSampled(size_t n, size_t k);
+size_t TopKSampleSize(size_t n, size_t k);
+size_t TopKThresholdRank(size_t n, size_t k, size_t m, double margin);
+size_t TopKCandidateCap(size_t n, size_t rank, size_t m);
+// The rank-th largest key of the sample.
+uint32_t TopKThresholdKey(std::vector<uint32_t> sample, size_t rank);
+// From candidates (ascending, holding every element at or above the k-th
+// largest), the exact top-k, ascending.
+void KeepTopKOfCandidates(absl::Span<const float> v,
+                          const std::vector<uint32_t>& candidates, size_t k,
+                          std::vector<uint32_t>* indices);
+
 }  // namespace leeway
 
 #endif  // LEEWAY_KERNELS_TOPK_SELECT_H_

@@ -10,7 +10,9 @@ load("@local_cuda//:defs.bzl", "CUDA_AVAILABLE", "NVCC")
 
 CUDA_ARCHS = ["80", "90"]
 
-def cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
+def cuda_library(name, srcs, hdrs = [], deps = [], nvcc_hdrs = [], nvcc_flags = [], **kwargs):
+    """nvcc_hdrs: headers of other targets the .cu files include (nvcc runs
+    in a genrule, which sees only what it lists); nvcc_flags: extra flags."""
     if not CUDA_AVAILABLE:
         native.cc_library(name = name, hdrs = hdrs, deps = deps, **kwargs)
         return
@@ -24,9 +26,14 @@ def cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
         obj = name + "_" + src.replace("/", "_").replace(".cu", ".o")
         native.genrule(
             name = obj + "_nvcc",
-            srcs = [src] + hdrs,
+            srcs = [src] + hdrs + nvcc_hdrs,
             outs = [obj],
-            cmd = "%s -std=c++17 -O3 -Xcompiler -fPIC %s -I. -c $(location %s) -o $@" % (NVCC, gencode, src),
+            cmd = "%s -std=c++17 -O3 -Xcompiler -fPIC %s %s -I. -c $(location %s) -o $@" % (
+                NVCC,
+                gencode,
+                " ".join(nvcc_flags),
+                src,
+            ),
         )
         objs.append(obj)
     native.cc_library(
