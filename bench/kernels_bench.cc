@@ -1,13 +1,14 @@
 // kernels_bench: codec throughput on the CPU (single-threaded unless
-// --threads says otherwise), in GB/s of fp32 input, against a plain memcpy of the same bytes measured in the same
-// run (the ratio is what we track; absolute figures drift on shared
-// machines). Medians of --repeats runs.
+// --threads says otherwise), in GB/s of fp32 input, against a plain memcpy
+// of the same bytes measured in the same run (the ratio is what we track;
+// absolute figures drift on shared machines). Medians of --repeats runs.
 //
 //   bazel run -c opt //bench:kernels_bench -- --sizes=1048576,16777216,67108864
 //
 // encode: error feedback fused (residual read and written), as the worker
-// runs it. decode_accumulate: out += scale * decode(payload), as the server
-// applies it.
+// runs it; and without error feedback, the codec alone.
+// decode_accumulate: out += scale * decode(payload), as the server applies
+// it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -75,9 +76,10 @@ std::vector<Row> Rows() {
 int Run() {
   const int repeats = absl::GetFlag(FLAGS_repeats);
   std::printf("| elements | codec | encode GB/s | encode / memcpy | "
+              "encode without EF / memcpy | "
               "decode_accumulate GB/s | decode_accumulate / memcpy | "
               "memcpy GB/s | payload / fp32 |\n"
-              "|---:|---|---:|---:|---:|---:|---:|---:|\n");
+              "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (absl::string_view text : absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',')) {
     size_t n = 0;
     if (!absl::SimpleAtoi(text, &n) || n == 0) {
@@ -104,6 +106,11 @@ int Run() {
       const double encode_s = MedianSeconds(repeats, [&] {
         ok &= Encode(g, absl::MakeSpan(residual), params, &payload).ok();
       });
+      // Without error feedback (no residual): the codec's own cost.
+      std::vector<uint8_t> plain;
+      const double plain_s = MedianSeconds(repeats, [&] {
+        ok &= Encode(g, {}, params, &plain).ok();
+      });
       const double decode_s = MedianSeconds(repeats, [&] {
         ok &= DecodeAccumulate(payload, -0.1f, absl::MakeSpan(out),
                                 params.threads).ok();
@@ -112,9 +119,9 @@ int Run() {
         std::fprintf(stderr, "codec %s failed\n", row.name.c_str());
         return 1;
       }
-      std::printf("| %zu | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f |\n", n,
+      std::printf("| %zu | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f |\n", n,
                   row.name.c_str(), bytes / encode_s / 1e9, memcpy_s / encode_s,
-                  bytes / decode_s / 1e9, memcpy_s / decode_s,
+                  memcpy_s / plain_s, bytes / decode_s / 1e9, memcpy_s / decode_s,
                   bytes / memcpy_s / 1e9, payload.size() / bytes);
     }
   }
