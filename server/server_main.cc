@@ -14,12 +14,10 @@
 
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -27,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/common/env_flags.h"
 #include "core/common/logging.h"
+#include "core/common/token_file.h"
 #include "core/transport/transport.h"
 #include "core/common/metrics_http.h"
 #include "server/checkpointer.h"
@@ -76,19 +75,6 @@ const std::vector<FlagEnv> kEnvironment = {
 
 volatile sig_atomic_t g_stop = 0;
 
-absl::StatusOr<std::string> ReadToken(const std::string& path) {
-  if (path.empty()) {
-    return absl::InvalidArgumentError("--token_file (LEEWAY_TOKEN_FILE) is required");
-  }
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string token(absl::StripAsciiWhitespace(text.str()));
-  if (token.empty()) return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
-  return token;
-}
-
 absl::StatusOr<int64_t> ParseStaleness(const std::string& text) {
   if (text == "async") return SspTracker::kAsync;
   int64_t s = 0;
@@ -127,7 +113,7 @@ int Run() {
                          "lands with issue 5); run standalone";
     return 2;
   }
-  absl::StatusOr<std::string> token = ReadToken(absl::GetFlag(FLAGS_token_file));
+  absl::StatusOr<std::string> token = ReadTokenFile(absl::GetFlag(FLAGS_token_file));
   absl::StatusOr<int64_t> staleness = ParseStaleness(absl::GetFlag(FLAGS_staleness));
   absl::StatusOr<OptimizerKind> optimizer = ParseOptimizer(absl::GetFlag(FLAGS_optimizer));
   uint32_t shard = 0;
