@@ -40,7 +40,9 @@ void Checkpointer::Start() {
   thread_ = std::thread([this] {
     while (!stop_.WaitForNotificationWithTimeout(interval_)) {
       absl::StatusOr<uint64_t> seq = WriteNow();
-      if (!seq.ok()) LEEWAY_LOG(ERROR) << "checkpoint failed: " << seq.status();
+      if (!seq.ok()) {
+        LEEWAY_LOG(ERROR) << "checkpoint failed: " << seq.status();
+      }
     }
   });
 }

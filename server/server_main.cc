@@ -6,7 +6,9 @@
 // Every flag has an environment equivalent (LEEWAY_LISTEN, LEEWAY_TOKEN_FILE,
 // ...; see kEnvironment) for Kubernetes; the command line wins. Without
 // --coordinator the server runs standalone: workers declare chunks with
-// their initial values and a lost worker leaves the clock set. SIGTERM or
+// their initial values and a lost worker leaves the clock set. With one, it
+// registers, takes the staleness and the expected workers from it, and
+// follows its heartbeat replies (dead workers, checkpoint requests). SIGTERM or
 // SIGINT stops it gracefully: no new messages, accepted pushes applied,
 // then it exits 0 after printing its counters.
 #include <signal.h>
@@ -14,6 +16,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -29,6 +32,7 @@
 #include "core/transport/transport.h"
 #include "core/common/metrics_http.h"
 #include "server/checkpointer.h"
+#include "server/coordinator_link.h"
 #include "server/data_service.h"
 #include "server/server_core.h"
 #include "server/server_metrics.h"
@@ -36,6 +40,8 @@
 ABSL_FLAG(std::string, listen, "0.0.0.0:7000", "host:port to listen on");
 ABSL_FLAG(std::string, coordinator, "", "coordinator host:port (empty: standalone)");
 ABSL_FLAG(std::string, shard, "0", "this server's shard id, or auto");
+ABSL_FLAG(std::string, advertise_host, "",
+          "host name workers reach this server by (default: the host name)");
 ABSL_FLAG(std::string, token_file, "", "file holding the cluster token");
 ABSL_FLAG(uint64_t, job_id, 1, "job id (must match the workers')");
 ABSL_FLAG(std::string, staleness, "0", "SSP staleness bound, or async");
@@ -59,6 +65,7 @@ const std::vector<FlagEnv> kEnvironment = {
     {"listen", "LEEWAY_LISTEN"},
     {"coordinator", "LEEWAY_COORDINATOR"},
     {"shard", "LEEWAY_SHARD"},
+    {"advertise_host", "LEEWAY_ADVERTISE_HOST"},
     {"token_file", "LEEWAY_TOKEN_FILE"},
     {"job_id", "LEEWAY_JOB_ID"},
     {"staleness", "LEEWAY_STALENESS"},
@@ -107,12 +114,26 @@ absl::Status WriteReadyFile(const std::string& path, uint16_t port,
   return absl::OkStatus();
 }
 
-int Run() {
-  if (!absl::GetFlag(FLAGS_coordinator).empty()) {
-    LEEWAY_LOG(ERROR) << "--coordinator is not supported yet (the coordinator "
-                         "lands with issue 5); run standalone";
-    return 2;
+absl::StatusOr<std::unique_ptr<CoordinatorLink>> RegisterWithCoordinator(
+    const std::string& token, uint16_t port, const std::string& ucx_address,
+    std::optional<uint32_t> rank) {
+  CoordinatorLinkOptions options;
+  options.coordinator = absl::GetFlag(FLAGS_coordinator);
+  options.token = token;
+  std::string host = absl::GetFlag(FLAGS_advertise_host);
+  if (host.empty()) {
+    char name[256] = {};
+    gethostname(name, sizeof(name) - 1);
+    host = name;
   }
+  options.host = host;
+  options.data_address = absl::StrCat(host, ":", port);
+  options.ucx_worker_address = ucx_address;
+  options.rank = rank;
+  return CoordinatorLink::Register(options, absl::Now() + absl::Seconds(60));
+}
+
+int Run() {
   absl::StatusOr<std::string> token = ReadTokenFile(absl::GetFlag(FLAGS_token_file));
   absl::StatusOr<int64_t> staleness = ParseStaleness(absl::GetFlag(FLAGS_staleness));
   absl::StatusOr<OptimizerKind> optimizer = ParseOptimizer(absl::GetFlag(FLAGS_optimizer));
@@ -145,11 +166,40 @@ int Run() {
     LEEWAY_LOG(ERROR) << transport.status();
     return 1;
   }
+  absl::StatusOr<uint16_t> bound =
+      (*transport)->Listen(listen[0], static_cast<uint16_t>(port));
+  absl::StatusOr<std::string> address = (*transport)->WorkerAddress();
+  if (!bound.ok() || !address.ok()) {
+    LEEWAY_LOG(ERROR) << bound.status() << " " << address.status();
+    return 1;
+  }
+  // With a coordinator, it decides the staleness, the workers and deaths.
+  std::unique_ptr<CoordinatorLink> link;
+  int expected_workers = absl::GetFlag(FLAGS_workers);
+  if (!absl::GetFlag(FLAGS_coordinator).empty()) {
+    absl::StatusOr<std::unique_ptr<CoordinatorLink>> registered = RegisterWithCoordinator(
+        *token, *bound, *address, shard_flag == "auto" ? std::nullopt
+                                                       : std::optional<uint32_t>(shard));
+    if (!registered.ok()) {
+      LEEWAY_LOG(ERROR) << registered.status();
+      return 1;
+    }
+    link = std::move(*registered);
+    const ServerRegistration& r = link->registration();
+    if (r.job_id != topt.job_id) {
+      LEEWAY_LOG(ERROR) << "the coordinator runs job " << r.job_id << ", this server "
+                        << topt.job_id << " (--job_id)";
+      return 2;
+    }
+    *staleness = r.staleness < 0 ? SspTracker::kAsync : r.staleness;
+    expected_workers = static_cast<int>(r.expected_workers);
+  }
   ServerCoreOptions copt;
   copt.staleness = *staleness;
   ServerCore core(copt);
-  for (int rank = 0; rank < absl::GetFlag(FLAGS_workers); ++rank) core.Expect(rank);
+  for (int rank = 0; rank < expected_workers; ++rank) core.Expect(rank);
   DataServiceOptions dopt;
+  dopt.leave_on_peer_loss = link == nullptr;
   dopt.apply_threads = absl::GetFlag(FLAGS_threads);
   dopt.max_pull_wait = absl::Seconds(absl::GetFlag(FLAGS_pull_timeout));
   dopt.default_optimizer.kind = *optimizer;
@@ -179,16 +229,9 @@ int Run() {
   }
   auto service = std::make_unique<DataService>(&core, transport->get(), dopt);
   service->Start();
-  absl::StatusOr<uint16_t> bound =
-      (*transport)->Listen(listen[0], static_cast<uint16_t>(port));
-  absl::StatusOr<std::string> address = (*transport)->WorkerAddress();
-  if (!bound.ok() || !address.ok()) {
-    LEEWAY_LOG(ERROR) << bound.status() << " " << address.status();
-    return 1;
-  }
   LEEWAY_LOG(INFO) << "leeway-server shard " << shard << " listening on "
                    << listen[0] << ":" << *bound << ", staleness "
-                   << absl::GetFlag(FLAGS_staleness);
+                   << (*staleness < 0 ? std::string("async") : absl::StrCat(*staleness));
   std::unique_ptr<MetricsHttpServer> metrics;
   const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
   if (metrics_port >= 0) {
@@ -213,11 +256,13 @@ int Run() {
     }
   }
   if (checkpointer != nullptr) checkpointer->Start();
+  if (link != nullptr) link->Start(&core, checkpointer.get());
   signal(SIGTERM, [](int) { g_stop = 1; });
   signal(SIGINT, [](int) { g_stop = 1; });
   while (!g_stop) pause();
 
   LEEWAY_LOG(INFO) << "stopping: applying accepted pushes";
+  link.reset();
   service.reset();  // unhooks handlers, drains the apply pool
   if (checkpointer != nullptr) {
     absl::StatusOr<uint64_t> last = checkpointer->WriteNow();

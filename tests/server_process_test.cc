@@ -9,10 +9,14 @@
 #include <string>
 #include <vector>
 
+#include <grpcpp/grpcpp.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "admin.grpc.pb.h"
 #include "catch2/catch.hpp"
+#include "coordinator.grpc.pb.h"
 #include "tests/http_get.h"
 #include "tests/subprocess.h"
 
@@ -147,6 +151,67 @@ TEST_CASE("a server killed while checkpointing restores a consistent state") {
   }
   const std::string stats = StopServer(server);
   CHECK(stats.find("bad_messages=0 ") != std::string::npos);
+}
+
+TEST_CASE("a server with a coordinator follows its deaths and checkpoint requests") {
+  const std::string dir = MakeTempDir("server_coordinator");
+  std::ofstream(dir + "/token") << "test-token\n";
+  auto coordinator = Subprocess::Start(
+      {RunfilePath("coordinator/leeway-coordinator"), "--listen=127.0.0.1:0",
+       "--token_file=" + dir + "/token", "--workers=2", "--servers=1", "--staleness=0",
+       "--heartbeat_interval_ms=200", "--heartbeat_timeout_ms=1000", "--metrics_port=-1",
+       "--ready_file=" + dir + "/coordinator.ready"},
+      kEnv, dir + "/coordinator.log");
+  REQUIRE(coordinator.ok());
+  auto ready = WaitForFile(dir + "/coordinator.ready", absl::Now() + absl::Seconds(20));
+  REQUIRE(ready.ok());
+  const std::string address =
+      "127.0.0.1:" + std::vector<std::string>(absl::StrSplit(*ready, '\n'))[0];
+  Server server;
+  server.ready_file = dir + "/server.ready";
+  auto process = Subprocess::Start(
+      {RunfilePath("server/leeway-server"), "--listen=127.0.0.1:0",
+       "--token_file=" + dir + "/token", "--coordinator=" + address,
+       "--advertise_host=127.0.0.1", "--learning_rate=1", "--metrics_port=-1",
+       "--checkpoint_dir=" + dir + "/ckpt", "--checkpoint_interval=0",
+       "--ready_file=" + server.ready_file},
+      kEnv, dir + "/server.log");
+  REQUIRE(process.ok());
+  server.process = std::move(*process);
+  REQUIRE(WaitForFile(server.ready_file, absl::Now() + absl::Seconds(30)).ok());
+
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto call = [](auto fn) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer test-token");
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return fn(&context);
+  };
+  // Worker 1 registers and never heartbeats: the coordinator declares it
+  // dead, and the server lets worker 0 (s = 0) go on without it.
+  auto stub = v1::Coordinator::NewStub(channel);
+  v1::RegisterRequest request;
+  request.set_role(v1::ROLE_WORKER);
+  request.set_requested_rank(1);
+  v1::RegisterResponse registered;
+  REQUIRE(call([&](auto* c) { return stub->Register(c, request, &registered); }).ok());
+  auto worker = StartWorker(server, dir, 0, "sockaddr",
+                            {"--clocks=20", "--staleness=0", "--workers=1"});
+  ExpectWorkerOk(*worker);
+  CHECK(server.process->Output().find("declared worker 1 dead") != std::string::npos);
+
+  // An operator's checkpoint request reaches the server with a heartbeat.
+  auto admin = v1::Admin::NewStub(channel);
+  v1::CheckpointResponse checkpoint;
+  REQUIRE(call([&](auto* c) {
+    return admin->Checkpoint(c, v1::CheckpointRequest(), &checkpoint);
+  }).ok());
+  CHECK(WaitForFile(dir + "/ckpt/ckpt-1.manifest", absl::Now() + absl::Seconds(10)).ok());
+
+  const std::string stats = StopServer(server);
+  CHECK(stats.find("pushes_applied=20 ") != std::string::npos);
+  (*coordinator)->Signal(SIGTERM);
+  CHECK((*coordinator)->Wait(absl::Now() + absl::Seconds(10)).ok());
 }
 
 }  // namespace

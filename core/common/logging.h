@@ -54,10 +54,12 @@ bool ShouldLogEvery(std::atomic<int64_t>* last_ns, double seconds);
                                         __FILE__, __LINE__)            \
         .stream()
 
+// One statement (an if with a static in its init-statement), so that it
+// can follow an `if` without braces.
 #define LEEWAY_LOG_EVERY_N_SEC(level, seconds)                              \
-  static std::atomic<int64_t> LEEWAY_LOG_CONCAT_(leeway_log_last_, __LINE__){ \
-      0};                                                                    \
-  if (!::leeway::logging_internal::ShouldLogEvery(                           \
+  if (static std::atomic<int64_t> LEEWAY_LOG_CONCAT_(leeway_log_last_,       \
+                                                     __LINE__){0};           \
+      !::leeway::logging_internal::ShouldLogEvery(                           \
           &LEEWAY_LOG_CONCAT_(leeway_log_last_, __LINE__), seconds)) {       \
   } else                                                                     \
     LEEWAY_LOG(level)

@@ -1,0 +1,171 @@
+#include "server/coordinator_link.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "core/common/logging.h"
+
+namespace leeway {
+namespace {
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+void ToProto(const HistogramSnapshot& h, v1::Histogram* out) {
+  for (double b : h.bounds) out->add_bounds(b);
+  for (uint64_t c : h.counts) out->add_counts(c);
+  out->set_count(h.count);
+  out->set_sum(h.sum);
+  out->set_max(h.max);
+}
+
+}  // namespace
+
+CoordinatorLink::CoordinatorLink(const CoordinatorLinkOptions& options,
+                                 std::unique_ptr<v1::Coordinator::Stub> stub)
+    : options_(options), stub_(std::move(stub)) {}
+
+CoordinatorLink::~CoordinatorLink() {
+  stop_.Notify();
+  if (thread_.joinable()) thread_.join();
+}
+
+absl::StatusOr<std::unique_ptr<CoordinatorLink>> CoordinatorLink::Register(
+    const CoordinatorLinkOptions& options, absl::Time deadline) {
+  auto channel = grpc::CreateChannel(options.coordinator, grpc::InsecureChannelCredentials());
+  std::unique_ptr<CoordinatorLink> link(
+      new CoordinatorLink(options, v1::Coordinator::NewStub(channel)));
+  absl::Status status;
+  while (true) {
+    status = link->RegisterOnce();
+    if (status.ok()) return link;
+    // A wrong token or a refused rank will not fix itself.
+    if (status.code() == absl::StatusCode::kUnauthenticated ||
+        status.code() == absl::StatusCode::kAlreadyExists ||
+        status.code() == absl::StatusCode::kInvalidArgument || absl::Now() >= deadline) {
+      return absl::Status(status.code(), absl::StrCat("cannot register with the coordinator at ",
+                                                      options.coordinator, ": ",
+                                                      status.message()));
+    }
+    LEEWAY_LOG_EVERY_N_SEC(WARNING, 5) << "coordinator not ready: " << status << "; retrying";
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+}
+
+absl::Status CoordinatorLink::RegisterOnce() {
+  v1::RegisterRequest request;
+  request.set_role(v1::ROLE_SERVER);
+  request.set_host(options_.host);
+  request.set_data_address(options_.data_address);
+  request.set_ucx_worker_address(options_.ucx_worker_address);
+  // Once registered, keep the rank across re-registrations.
+  if (registration_.incarnation > 0) {
+    request.set_requested_rank(registration_.rank);
+  } else if (options_.rank.has_value()) {
+    request.set_requested_rank(*options_.rank);
+  }
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + options_.token);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::RegisterResponse response;
+  absl::Status status = FromGrpc(stub_->Register(&context, request, &response));
+  if (!status.ok()) return status;
+  registration_.job_id = response.job_id();
+  registration_.rank = response.rank();
+  registration_.incarnation = response.incarnation();
+  registration_.staleness = response.staleness();
+  registration_.expected_workers = response.expected_workers();
+  registration_.heartbeat_interval =
+      absl::Milliseconds(std::max<uint32_t>(10, response.heartbeat_interval_ms()));
+  LEEWAY_LOG(INFO) << "registered with the coordinator as server " << response.rank()
+                   << " (incarnation " << response.incarnation() << ")";
+  return absl::OkStatus();
+}
+
+void CoordinatorLink::Start(ServerCore* core, Checkpointer* checkpointer) {
+  core_ = core;
+  checkpointer_ = checkpointer;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void CoordinatorLink::Loop() {
+  for (int beat = 1; !stop_.WaitForNotificationWithTimeout(registration_.heartbeat_interval);
+       ++beat) {
+    v1::HeartbeatRequest request;
+    request.set_role(v1::ROLE_SERVER);
+    request.set_rank(registration_.rank);
+    request.set_incarnation(registration_.incarnation);
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + options_.token);
+    context.set_deadline(std::chrono::system_clock::now() +
+                         absl::ToChronoMilliseconds(registration_.heartbeat_interval * 4));
+    v1::HeartbeatResponse reply;
+    absl::Status status = FromGrpc(stub_->Heartbeat(&context, request, &reply));
+    if (status.code() == absl::StatusCode::kNotFound ||
+        status.code() == absl::StatusCode::kFailedPrecondition) {
+      LEEWAY_LOG(WARNING) << "the coordinator no longer knows this server (" << status
+                          << "); registering again";
+      status = RegisterOnce();
+    }
+    if (!status.ok()) {
+      LEEWAY_LOG_EVERY_N_SEC(WARNING, 10) << "heartbeat failed: " << status;
+      continue;
+    }
+    Act(reply);
+    if (beat % std::max(1, options_.stats_every) == 0) ReportStats();
+  }
+}
+
+void CoordinatorLink::Act(const v1::HeartbeatResponse& reply) {
+  for (uint32_t rank : reply.dead_workers()) {
+    if (dead_.insert(rank).second) {
+      LEEWAY_LOG(WARNING) << "the coordinator declared worker " << rank
+                          << " dead: it leaves the clock set";
+      core_->Leave(rank);
+    }
+  }
+  // A worker no longer listed as dead has rejoined (it says Join itself).
+  std::set<uint32_t> listed(reply.dead_workers().begin(), reply.dead_workers().end());
+  for (auto it = dead_.begin(); it != dead_.end();) {
+    it = listed.count(*it) ? std::next(it) : dead_.erase(it);
+  }
+  if (reply.checkpoint_request_id() > checkpoint_request_) {
+    checkpoint_request_ = reply.checkpoint_request_id();
+    if (checkpointer_ == nullptr) {
+      LEEWAY_LOG(WARNING) << "checkpoint requested, but this server has no --checkpoint_dir";
+      return;
+    }
+    absl::StatusOr<uint64_t> seq = checkpointer_->WriteNow();
+    if (!seq.ok()) {
+      LEEWAY_LOG(ERROR) << "requested checkpoint failed: " << seq.status();
+    }
+  }
+}
+
+void CoordinatorLink::ReportStats() {
+  v1::StatsReport report;
+  report.set_role(v1::ROLE_SERVER);
+  report.set_rank(registration_.rank);
+  report.set_unix_ms(absl::ToUnixMillis(absl::Now()));
+  v1::ServerStats* s = report.mutable_server();
+  ToProto(core_->Staleness(), s->mutable_staleness());
+  for (const auto& [worker, h] : core_->StalenessByWorker()) {
+    ToProto(h, &(*s->mutable_staleness_by_worker())[worker]);
+  }
+  for (const auto& [layer, h] : core_->StalenessByLayer()) {
+    ToProto(h, &(*s->mutable_staleness_by_layer())[layer]);
+  }
+  s->set_bad_messages(core_->bad_messages());
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + options_.token);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::ReportStatsResponse ignored;
+  absl::Status status = FromGrpc(stub_->ReportStats(&context, report, &ignored));
+  if (!status.ok()) {
+    LEEWAY_LOG_EVERY_N_SEC(WARNING, 30) << "stats report failed: " << status;
+  }
+}
+
+}  // namespace leeway
