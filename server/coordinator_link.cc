@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "core/common/logging.h"
 
@@ -22,6 +24,26 @@ void ToProto(const HistogramSnapshot& h, v1::Histogram* out) {
 }
 
 }  // namespace
+
+OptimizerConfig OptimizerFromSpec(const v1::OptimizerSpec& spec,
+                                  const OptimizerConfig& defaults) {
+  OptimizerConfig c = defaults;
+  switch (spec.kind()) {
+    case v1::OptimizerSpec::KIND_MOMENTUM: c.kind = OptimizerKind::kMomentum; break;
+    case v1::OptimizerSpec::KIND_ADAM: c.kind = OptimizerKind::kAdam; break;
+    case v1::OptimizerSpec::KIND_ADAGRAD: c.kind = OptimizerKind::kAdagrad; break;
+    case v1::OptimizerSpec::KIND_SGD: c.kind = OptimizerKind::kSgd; break;
+    default: break;  // unspecified: the server's default
+  }
+  if (spec.learning_rate() != 0) c.learning_rate = spec.learning_rate();
+  if (spec.momentum() != 0) c.momentum = spec.momentum();
+  if (spec.beta1() != 0) c.beta1 = spec.beta1();
+  if (spec.beta2() != 0) c.beta2 = spec.beta2();
+  if (spec.epsilon() != 0) c.epsilon = spec.epsilon();
+  c.nesterov = spec.nesterov();
+  c.weight_decay = spec.weight_decay();
+  return c;
+}
 
 CoordinatorLink::CoordinatorLink(const CoordinatorLinkOptions& options,
                                  std::unique_ptr<v1::Coordinator::Stub> stub)
@@ -118,7 +140,47 @@ void CoordinatorLink::Loop() {
   }
 }
 
+void CoordinatorLink::SyncShardMap(uint64_t version) {
+  v1::GetShardMapRequest request;
+  request.set_min_version(version);
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + options_.token);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::ShardMap map;
+  absl::Status status = FromGrpc(stub_->GetShardMap(&context, request, &map));
+  if (!status.ok()) {
+    LEEWAY_LOG_EVERY_N_SEC(WARNING, 10) << "cannot fetch shard map " << version << ": "
+                                        << status;
+    return;
+  }
+  std::map<uint32_t, const v1::LayerSpec*> layers;
+  for (const v1::LayerSpec& l : map.layers()) layers[l.id()] = &l;
+  int declared = 0;
+  for (const v1::ChunkAssignment& c : map.chunks()) {
+    if (c.server_rank() != registration_.rank) continue;
+    auto layer = layers.find(c.layer());
+    if (layer == layers.end() || c.elements() > UINT32_MAX) {
+      LEEWAY_LOG(ERROR) << "shard map " << map.version() << " has a bad chunk for layer "
+                        << c.layer();
+      continue;
+    }
+    absl::Status added = core_->AddChunk(
+        ChunkInfo{c.layer(), c.chunk(), c.offset_elements(), static_cast<uint32_t>(c.elements())},
+        OptimizerFromSpec(layer->second->optimizer(), options_.default_optimizer));
+    if (!added.ok()) {
+      LEEWAY_LOG(ERROR) << "cannot declare layer " << c.layer() << " chunk " << c.chunk()
+                        << ": " << added;
+      continue;
+    }
+    ++declared;
+  }
+  shard_map_version_ = map.version();
+  LEEWAY_LOG(INFO) << "shard map " << map.version() << ": " << declared
+                   << " chunks on this server";
+}
+
 void CoordinatorLink::Act(const v1::HeartbeatResponse& reply) {
+  if (reply.shard_map_version() > shard_map_version_) SyncShardMap(reply.shard_map_version());
   for (uint32_t rank : reply.dead_workers()) {
     if (dead_.insert(rank).second) {
       LEEWAY_LOG(WARNING) << "the coordinator declared worker " << rank

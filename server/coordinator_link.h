@@ -1,8 +1,9 @@
 // A server's link to the coordinator: it registers (as a server, with its
 // data-plane and UCX worker addresses), then heartbeats from a thread of
-// its own and acts on the replies: workers the coordinator declared dead
-// leave the SSP clock set (parked pulls of the others re-check), and a new
-// checkpoint request id writes a checkpoint. Every few heartbeats it
+// its own and acts on the replies: a newer shard map declares the chunks
+// assigned to this server, with each layer's optimizer (LayerSpec); workers
+// the coordinator declared dead leave the SSP clock set (parked pulls of
+// the others re-check); a new checkpoint request id writes a checkpoint. Every few heartbeats it
 // reports its statistics (staleness histograms, pushes, bad messages).
 // Calls have deadlines; a failed heartbeat is logged and retried, a
 // refused one (the coordinator restarted, or declared this server down)
@@ -34,9 +35,15 @@ struct CoordinatorLinkOptions {
   std::string ucx_worker_address;  // raw bytes
   std::optional<uint32_t> rank;    // a restarted server asks for its own
   int stats_every = 5;             // heartbeats between stats reports
+  // Hyper-parameters a LayerSpec leaves at zero (proto3's "unset").
+  OptimizerConfig default_optimizer;
 };
 
 // What registration told the server.
+// A LayerSpec's optimizer, zero fields taken from `defaults`.
+OptimizerConfig OptimizerFromSpec(const v1::OptimizerSpec& spec,
+                                  const OptimizerConfig& defaults);
+
 struct ServerRegistration {
   uint64_t job_id = 0;
   uint32_t rank = 0;
@@ -65,6 +72,7 @@ class CoordinatorLink {
   absl::Status RegisterOnce();
   void Loop();
   void Act(const v1::HeartbeatResponse& reply);
+  void SyncShardMap(uint64_t version);
   void ReportStats();
 
   const CoordinatorLinkOptions options_;
@@ -74,6 +82,7 @@ class CoordinatorLink {
   Checkpointer* checkpointer_ = nullptr;
   std::set<uint32_t> dead_;           // workers already told to leave
   uint64_t checkpoint_request_ = 0;   // the last one acted on
+  uint64_t shard_map_version_ = 0;    // the last one declared
   absl::Notification stop_;
   std::thread thread_;
 };

@@ -116,7 +116,7 @@ absl::Status WriteReadyFile(const std::string& path, uint16_t port,
 
 absl::StatusOr<std::unique_ptr<CoordinatorLink>> RegisterWithCoordinator(
     const std::string& token, uint16_t port, const std::string& ucx_address,
-    std::optional<uint32_t> rank) {
+    std::optional<uint32_t> rank, const OptimizerConfig& optimizer) {
   CoordinatorLinkOptions options;
   options.coordinator = absl::GetFlag(FLAGS_coordinator);
   options.token = token;
@@ -130,6 +130,7 @@ absl::StatusOr<std::unique_ptr<CoordinatorLink>> RegisterWithCoordinator(
   options.data_address = absl::StrCat(host, ":", port);
   options.ucx_worker_address = ucx_address;
   options.rank = rank;
+  options.default_optimizer = optimizer;
   return CoordinatorLink::Register(options, absl::Now() + absl::Seconds(60));
 }
 
@@ -178,8 +179,9 @@ int Run() {
   int expected_workers = absl::GetFlag(FLAGS_workers);
   if (!absl::GetFlag(FLAGS_coordinator).empty()) {
     absl::StatusOr<std::unique_ptr<CoordinatorLink>> registered = RegisterWithCoordinator(
-        *token, *bound, *address, shard_flag == "auto" ? std::nullopt
-                                                       : std::optional<uint32_t>(shard));
+        *token, *bound, *address,
+        shard_flag == "auto" ? std::nullopt : std::optional<uint32_t>(shard),
+        OptimizerConfig{*optimizer, absl::GetFlag(FLAGS_learning_rate)});
     if (!registered.ok()) {
       LEEWAY_LOG(ERROR) << registered.status();
       return 1;
@@ -200,6 +202,7 @@ int Run() {
   for (int rank = 0; rank < expected_workers; ++rank) core.Expect(rank);
   DataServiceOptions dopt;
   dopt.leave_on_peer_loss = link == nullptr;
+  dopt.declare_on_initial_push = link == nullptr;  // else: the shard map
   dopt.apply_threads = absl::GetFlag(FLAGS_threads);
   dopt.max_pull_wait = absl::Seconds(absl::GetFlag(FLAGS_pull_timeout));
   dopt.default_optimizer.kind = *optimizer;

@@ -23,6 +23,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "core/common/logging.h"
 #include "core/transport/transport.h"
 #include "kernels/codec.h"
@@ -88,8 +89,14 @@ int Train(ServerClient& client, int rank) {
   absl::StatusOr<uint32_t> start = client.Join();
   CHECK_OR_FAIL(start.ok(), start.status().ToString());
   CHECK_OR_FAIL(*start == 0, absl::StrCat("joined at clock ", *start));
-  absl::StatusOr<bool> init =
-      client.Initialize(0, 0, std::vector<float>(kElements, 0.0f));
+  // A server that follows a coordinator knows its chunks once it has the
+  // shard map: until then the chunk is unknown, so retry for a while.
+  absl::StatusOr<bool> init = absl::NotFoundError("not tried");
+  for (int attempt = 0; attempt < 100 && !init.ok(); ++attempt) {
+    if (attempt > 0) absl::SleepFor(absl::Milliseconds(100));
+    init = client.Initialize(0, 0, std::vector<float>(kElements, 0.0f));
+    if (!init.ok() && init.status().code() != absl::StatusCode::kNotFound) break;
+  }
   CHECK_OR_FAIL(init.ok(), init.status().ToString());
   ChunkCopy copy;
   int deltas = 0, not_modified = 0;

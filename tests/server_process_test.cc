@@ -172,7 +172,7 @@ TEST_CASE("a server with a coordinator follows its deaths and checkpoint request
   auto process = Subprocess::Start(
       {RunfilePath("server/leeway-server"), "--listen=127.0.0.1:0",
        "--token_file=" + dir + "/token", "--coordinator=" + address,
-       "--advertise_host=127.0.0.1", "--learning_rate=1", "--metrics_port=-1",
+       "--advertise_host=127.0.0.1", "--learning_rate=0.5", "--metrics_port=-1",
        "--checkpoint_dir=" + dir + "/ckpt", "--checkpoint_interval=0",
        "--ready_file=" + server.ready_file},
       kEnv, dir + "/server.log");
@@ -195,6 +195,18 @@ TEST_CASE("a server with a coordinator follows its deaths and checkpoint request
   request.set_requested_rank(1);
   v1::RegisterResponse registered;
   REQUIRE(call([&](auto* c) { return stub->Register(c, request, &registered); }).ok());
+  // The layer comes from the shard map, with its own optimizer: SGD at
+  // lr 1 (the server's default is 0.5), which the worker's exact final
+  // values depend on.
+  v1::RegisterLayersRequest layers;
+  v1::LayerSpec* layer = layers.add_layers();
+  layer->set_id(0);
+  layer->set_name("test.weight");
+  layer->set_elements(4096);
+  layer->mutable_optimizer()->set_kind(v1::OptimizerSpec::KIND_SGD);
+  layer->mutable_optimizer()->set_learning_rate(1.0f);
+  v1::ShardMap map;
+  REQUIRE(call([&](auto* c) { return stub->RegisterLayers(c, layers, &map); }).ok());
   auto worker = StartWorker(server, dir, 0, "sockaddr",
                             {"--clocks=20", "--staleness=0", "--workers=1"});
   ExpectWorkerOk(*worker);
