@@ -29,6 +29,7 @@
 #include "coordinator/coordinator_service.h"
 #include "coordinator/coordinator_state.h"
 #include "core/common/env_flags.h"
+#include "core/common/main_init.h"
 #include "core/common/logging.h"
 #include "core/common/metrics_http.h"
 #include "core/common/token_file.h"
@@ -151,12 +152,6 @@ int Run() {
 }  // namespace leeway
 
 int main(int argc, char** argv) {
-  absl::Status env = leeway::LoadFlagsFromEnvironment(leeway::kEnvironment);
-  if (!env.ok()) {
-    std::fprintf(stderr, "%s\n", env.ToString().c_str());
-    return 2;
-  }
-  absl::ParseCommandLine(argc, argv);
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  leeway::InitMain(argc, argv, leeway::kEnvironment);
   return leeway::Run();
 }

@@ -27,6 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "core/common/env_flags.h"
+#include "core/common/main_init.h"
 #include "core/common/logging.h"
 #include "core/common/token_file.h"
 #include "core/transport/transport.h"
@@ -289,14 +290,6 @@ int Run() {
 }  // namespace leeway
 
 int main(int argc, char** argv) {
-  absl::Status env = leeway::LoadFlagsFromEnvironment(leeway::kEnvironment);
-  if (!env.ok()) {
-    std::fprintf(stderr, "%s\n", env.ToString().c_str());
-    return 2;
-  }
-  absl::ParseCommandLine(argc, argv);
-  // Debian's Abseil checks lock order on every Mutex; it costs time and
-  // reports the benign inversions of callbacks run under the worker lock.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  leeway::InitMain(argc, argv, leeway::kEnvironment);
   return leeway::Run();
 }

@@ -28,9 +28,7 @@ using testing::RunfilePath;
 using testing::Subprocess;
 using testing::WaitForFile;
 
-const std::map<std::string, std::string> kEnv = {
-    {"UCX_NET_DEVICES", "lo"}, {"UCX_WARN_UNUSED_ENV_VARS", "n"},
-    {"UCX_LOG_LEVEL", "error"}};
+const std::map<std::string, std::string> kEnv = testing::LoopbackUcxEnvironment();
 
 struct Server {
   std::unique_ptr<Subprocess> process;

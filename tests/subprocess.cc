@@ -125,6 +125,12 @@ absl::StatusOr<std::string> TerminateAndFindLine(Subprocess& process,
   return out.substr(at, out.find('\n', at) - at);
 }
 
+std::map<std::string, std::string> LoopbackUcxEnvironment() {
+  return {{"UCX_NET_DEVICES", "lo"},
+          {"UCX_WARN_UNUSED_ENV_VARS", "n"},
+          {"UCX_LOG_LEVEL", "error"}};
+}
+
 std::string MakeTempDir(const std::string& prefix) {
   const char* base = getenv("TEST_TMPDIR");
   std::string pattern =

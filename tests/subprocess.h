@@ -57,6 +57,10 @@ absl::StatusOr<std::string> TerminateAndFindLine(Subprocess& process,
                                                  const std::string& prefix,
                                                  absl::Duration timeout);
 
+// The UCX settings the cross-process tests give their children: loopback
+// only, quiet, no warnings about variables a transport does not use.
+std::map<std::string, std::string> LoopbackUcxEnvironment();
+
 // Path of a binary built in this workspace, from a test's runfiles.
 std::string RunfilePath(const std::string& workspace_relative);
 

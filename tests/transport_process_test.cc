@@ -36,8 +36,9 @@ const Setting kTcp{"tcp", "tcp", "sockaddr"};
 const Setting kShm{"shared memory", "sm,self", "address"};
 
 std::map<std::string, std::string> Env(const Setting& s) {
-  return {{"UCX_TLS", s.ucx_tls}, {"UCX_NET_DEVICES", "lo"},
-          {"UCX_LOG_LEVEL", "error"}};
+  std::map<std::string, std::string> env = testing::LoopbackUcxEnvironment();
+  env["UCX_TLS"] = s.ucx_tls;
+  return env;
 }
 
 std::string Peer() { return RunfilePath("tests/transport_peer"); }
