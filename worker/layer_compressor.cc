@@ -1,0 +1,107 @@
+#include "worker/layer_compressor.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace leeway {
+namespace {
+
+double Norm(absl::Span<const float> v) {
+  double sum = 0;
+  for (float x : v) sum += double(x) * x;
+  return std::sqrt(sum);
+}
+
+}  // namespace
+
+absl::StatusOr<LayerCompressor> LayerCompressor::Create(uint64_t elements,
+                                                        std::vector<ChunkSlice> chunks,
+                                                        float momentum) {
+  if (!(momentum >= 0.0f && momentum < 1.0f)) {
+    return absl::InvalidArgumentError(absl::StrCat("momentum ", momentum, " not in [0, 1)"));
+  }
+  uint64_t next = 0;
+  for (const ChunkSlice& c : chunks) {
+    if (c.offset != next || c.elements == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "chunk ", c.chunk, " at ", c.offset, " does not continue at ", next));
+    }
+    next += c.elements;
+  }
+  if (next != elements) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("chunks cover ", next, " of ", elements, " elements"));
+  }
+  return LayerCompressor(elements, std::move(chunks), momentum);
+}
+
+LayerCompressor::LayerCompressor(uint64_t elements, std::vector<ChunkSlice> chunks,
+                                 float momentum)
+    : elements_(elements),
+      chunks_(std::move(chunks)),
+      momentum_(momentum),
+      velocity_(elements, 0.0f),
+      residual_(elements, 0.0f) {}
+
+absl::StatusOr<std::vector<std::vector<uint8_t>>> LayerCompressor::Compress(
+    absl::Span<const float> gradient, const CodecParams& params, CompressionStats* stats) {
+  if (gradient.size() != elements_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gradient has ", gradient.size(), " elements, the layer ", elements_));
+  }
+  for (size_t i = 0; i < gradient.size(); ++i) {
+    if (!std::isfinite(gradient[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "gradient holds ", gradient[i], " at ", i, ": nothing was encoded"));
+    }
+  }
+  const bool sparse = IsSparse(params.codec);
+  std::vector<std::vector<uint8_t>> payloads(chunks_.size());
+  std::vector<float> corrected;  // u for this iteration, compressed layers
+  absl::Span<const float> input = gradient;
+  if (sparse) {
+    corrected.resize(elements_);
+    for (uint64_t i = 0; i < elements_; ++i) {
+      corrected[i] = momentum_ * velocity_[i] + gradient[i];
+    }
+    input = corrected;
+  }
+  uint64_t bytes = 0;
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    const ChunkSlice& slice = chunks_[c];
+    const auto part = input.subspan(slice.offset, slice.elements);
+    // Every codec runs with the residual: uncompressed pushes flush what a
+    // compressed phase left (and send g exactly when it is zero).
+    absl::Span<float> residual = absl::MakeSpan(residual_).subspan(slice.offset, slice.elements);
+    CodecParams chunk_params = params;
+    chunk_params.seed = params.seed * 1000003u + slice.chunk;  // distinct per chunk
+    absl::Status encoded = Encode(part, residual, chunk_params, &payloads[c]);
+    if (!encoded.ok()) return encoded;
+    bytes += payloads[c].size();
+  }
+  if (sparse) {
+    // The new momentum, then masking: sent elements start over.
+    velocity_.swap(corrected);
+    std::vector<uint32_t> sent;
+    std::vector<float> values;
+    for (size_t c = 0; c < chunks_.size(); ++c) {
+      absl::Status decoded =
+          DecodePairs(payloads[c], chunks_[c].elements, &sent, &values);
+      if (!decoded.ok()) return decoded;
+      for (uint32_t i : sent) velocity_[chunks_[c].offset + i] = 0.0f;
+    }
+  } else {
+    // Without the sparse phase's correction its momentum would go stale.
+    std::fill(velocity_.begin(), velocity_.end(), 0.0f);
+  }
+  if (stats != nullptr) {
+    stats->gradient_norm = Norm(gradient);
+    stats->residual_ratio =
+        stats->gradient_norm > 0 ? Norm(residual_) / stats->gradient_norm : 0.0;
+    stats->payload_bytes = bytes;
+  }
+  return payloads;
+}
+
+}  // namespace leeway

@@ -1,0 +1,70 @@
+// One layer's compression on a worker (DESIGN.md, "One iteration" and
+// "Pulls"): per layer, for each iteration's gradient g,
+//   - compressed layers (sparse codecs): DGC-style momentum correction,
+//     u = m u + g, then error feedback, v = v + u, the payload encodes v and
+//     v keeps what was not sent; momentum of the sent elements is cleared
+//     (DGC's momentum factor masking), so the server applies plain SGD and
+//     its changes stay sparse;
+//   - dense lossy codecs (fp16, bf16, int8, sign): error feedback without
+//     momentum (the server's optimizer keeps its own);
+//   - uncompressed layers: g as it is (plus whatever residual a compressed
+//     phase left, which is flushed).
+// A gradient holding NaN or Inf is refused before anything changes.
+// The layer is cut into the shard map's chunks, one payload per chunk, so
+// that each chunk goes to its own server. Switching codecs between
+// iterations is safe: the residual carries over. Not thread-safe (one
+// training loop owns a layer); chunks could be encoded in parallel.
+#ifndef LEEWAY_WORKER_LAYER_COMPRESSOR_H_
+#define LEEWAY_WORKER_LAYER_COMPRESSOR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "kernels/codec.h"
+
+namespace leeway {
+
+struct ChunkSlice {
+  uint32_t chunk = 0;
+  uint64_t offset = 0;
+  uint32_t elements = 0;
+};
+
+// What one Compress call measured, for the coordinator's controller.
+struct CompressionStats {
+  double gradient_norm = 0;   // |g|
+  double residual_ratio = 0;  // |v after| / |g|
+  uint64_t payload_bytes = 0;
+};
+
+class LayerCompressor {
+ public:
+  // Chunks must tile [0, elements) in order. momentum in [0, 1).
+  static absl::StatusOr<LayerCompressor> Create(uint64_t elements,
+                                                std::vector<ChunkSlice> chunks,
+                                                float momentum);
+
+  // One payload per chunk, in chunk order.
+  absl::StatusOr<std::vector<std::vector<uint8_t>>> Compress(
+      absl::Span<const float> gradient, const CodecParams& params,
+      CompressionStats* stats = nullptr);
+
+  const std::vector<ChunkSlice>& chunks() const { return chunks_; }
+  absl::Span<const float> residual() const { return residual_; }
+  absl::Span<const float> momentum() const { return velocity_; }
+
+ private:
+  LayerCompressor(uint64_t elements, std::vector<ChunkSlice> chunks, float momentum);
+
+  uint64_t elements_;
+  std::vector<ChunkSlice> chunks_;
+  float momentum_;
+  std::vector<float> velocity_;  // u: momentum, compressed layers only
+  std::vector<float> residual_;  // v: what error feedback keeps
+};
+
+}  // namespace leeway
+
+#endif  // LEEWAY_WORKER_LAYER_COMPRESSOR_H_
