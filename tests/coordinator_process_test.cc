@@ -157,6 +157,28 @@ TEST_CASE("members register, heartbeat, die, and the CLI sees it all") {
   // Within timeout + one heartbeat interval (+ this loop's own step).
   CHECK(declared - silent_since <= absl::Milliseconds(1000 + 200 + 150));
 
+  // Worker 0 reports its statistics; the admin API serves them.
+  v1::StatsReport report;
+  report.set_role(v1::ROLE_WORKER);
+  report.set_rank(workers[0].rank());
+  report.mutable_worker()->set_samples_per_sec(128);
+  report.mutable_worker()->set_iteration_ms(100);
+  report.mutable_worker()->set_push_wait_ms(5);
+  report.mutable_worker()->set_bytes_sent(1 << 20);
+  v1::LayerStats* stats = report.add_layers();
+  stats->set_layer(1);
+  stats->set_gradient_norm(2.5);
+  stats->set_residual_ratio(0.75);
+  v1::ReportStatsResponse reported;
+  REQUIRE(client.Call([&](auto* ctx) {
+    return client.stub->ReportStats(ctx, report, &reported);
+  }).ok());
+  auto [throughput_code, throughput_out] = Leeway(c, {"-o", "json", "throughput"});
+  REQUIRE(throughput_code == 0);
+  const auto throughput = FromJson<v1::ThroughputReport>(throughput_out);
+  CHECK(throughput.samples_per_sec() == 128);
+  CHECK(throughput.comm_share() == Approx(0.05));
+
   // The CLI: JSON parses back; tables name what they show.
   auto [code, out] = Leeway(c, {"-o", "json", "status"});
   REQUIRE(code == 0);
@@ -168,7 +190,9 @@ TEST_CASE("members register, heartbeat, die, and the CLI sees it all") {
   CHECK(dead == 1);
   auto [layers_code, layers_out] = Leeway(c, {"-o", "json", "layers"});
   REQUIRE(layers_code == 0);
-  CHECK(FromJson<v1::LayerStatsReport>(layers_out).layers_size() == 2);
+  const auto layer_report = FromJson<v1::LayerStatsReport>(layers_out);
+  REQUIRE(layer_report.layers_size() == 2);
+  CHECK(layer_report.layers(1).stats().gradient_norm() == 2.5);
   auto [set_code, set_out] = Leeway(c, {"compression", "set", "fixed:topk:0.01"});
   CHECK(set_code == 0);
   CHECK(set_out.find("fixed:topk:0.01") != std::string::npos);
