@@ -1,7 +1,7 @@
 // leeway-coordinator: membership, shard map, compression plans, the admin
 // API (gRPC) and /metrics for one job.
 //
-//   leeway-coordinator --listen=0.0.0.0:7100 --token_file=/etc/leeway/token \
+//   leeway-coordinator --listen=0.0.0.0:7100 --token_file=/etc/leeway/token
 //       --workers=4 --servers=2 --staleness=2 --policy=adaptive
 //
 // Every flag has an environment equivalent (kEnvironment); the command

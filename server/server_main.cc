@@ -1,6 +1,6 @@
 // leeway-server: one parameter-server shard.
 //
-//   leeway-server --listen=0.0.0.0:7000 --token_file=/etc/leeway/token \
+//   leeway-server --listen=0.0.0.0:7000 --token_file=/etc/leeway/token
 //       --staleness=2 --checkpoint_dir=/var/lib/leeway --threads=4
 //
 // Every flag has an environment equivalent (LEEWAY_LISTEN, LEEWAY_TOKEN_FILE,

@@ -19,11 +19,14 @@
 #include <string>
 #include <vector>
 
+#include <grpcpp/grpcpp.h>
+
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "coordinator.grpc.pb.h"
 #include "core/common/logging.h"
 #include "core/transport/transport.h"
 #include "kernels/codec.h"
@@ -39,6 +42,8 @@ ABSL_FLAG(int, workers, 4, "workers in the job");
 ABSL_FLAG(int, clocks, 1000, "clocks to run");
 ABSL_FLAG(int, staleness, 2, "the server's staleness bound, to check");
 ABSL_FLAG(std::string, mode, "train", "train, bad or inspect");
+ABSL_FLAG(std::string, coordinator, "",
+          "train: declare the layer with this coordinator first (host:port)");
 
 namespace leeway {
 namespace {
@@ -82,7 +87,38 @@ std::vector<int64_t> Counts(const ChunkCopy& copy, int workers) {
   return counts;
 }
 
+// Declares the test layer (SGD at lr 1) with the coordinator, whose shard
+// map then tells the server about it; retried while servers register.
+absl::Status DeclareLayer(const std::string& coordinator, const std::string& token) {
+  auto stub = v1::Coordinator::NewStub(
+      grpc::CreateChannel(coordinator, grpc::InsecureChannelCredentials()));
+  v1::RegisterLayersRequest request;
+  v1::LayerSpec* layer = request.add_layers();
+  layer->set_id(0);
+  layer->set_name("test.weight");
+  layer->set_elements(kElements);
+  layer->mutable_optimizer()->set_kind(v1::OptimizerSpec::KIND_SGD);
+  layer->mutable_optimizer()->set_learning_rate(1.0f);
+  grpc::Status status;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + token);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    v1::ShardMap map;
+    status = stub->RegisterLayers(&context, request, &map);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return status.ok() ? absl::OkStatus()
+                     : absl::UnavailableError("RegisterLayers: " + status.error_message());
+}
+
 int Train(ServerClient& client, int rank) {
+  if (!absl::GetFlag(FLAGS_coordinator).empty()) {
+    absl::Status declared =
+        DeclareLayer(absl::GetFlag(FLAGS_coordinator), absl::GetFlag(FLAGS_token));
+    CHECK_OR_FAIL(declared.ok(), declared.ToString());
+  }
   const int workers = absl::GetFlag(FLAGS_workers);
   const int clocks = absl::GetFlag(FLAGS_clocks);
   const int s = absl::GetFlag(FLAGS_staleness);
