@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -23,7 +22,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -33,6 +31,7 @@
 #include "absl/time/time.h"
 #include "admin.grpc.pb.h"
 #include "cli/table.h"
+#include "core/common/main_init.h"
 #include "core/common/token_file.h"
 
 ABSL_FLAG(std::string, coordinator, "", "the coordinator's host:port (LEEWAY_COORDINATOR)");
@@ -249,15 +248,8 @@ int Main(const std::vector<std::string>& args) {
     std::fprintf(stderr, "leeway: -o must be table or json\n");
     return 2;
   }
-  std::string coordinator = absl::GetFlag(FLAGS_coordinator);
-  if (coordinator.empty() && std::getenv("LEEWAY_COORDINATOR") != nullptr) {
-    coordinator = std::getenv("LEEWAY_COORDINATOR");
-    absl::SetFlag(&FLAGS_coordinator, coordinator);
-  }
-  std::string token_file = absl::GetFlag(FLAGS_token_file);
-  if (token_file.empty() && std::getenv("LEEWAY_TOKEN_FILE") != nullptr) {
-    token_file = std::getenv("LEEWAY_TOKEN_FILE");
-  }
+  const std::string coordinator = absl::GetFlag(FLAGS_coordinator);
+  const std::string token_file = absl::GetFlag(FLAGS_token_file);
   if (coordinator.empty()) {
     std::fprintf(stderr, "leeway: say where the coordinator is: --coordinator host:port\n");
     return 2;
@@ -293,6 +285,8 @@ int main(int argc, char** argv) {
     fixed.push_back(a.data());
   }
   absl::SetProgramUsageMessage(leeway::kUsage);
-  std::vector<char*> rest = absl::ParseCommandLine(static_cast<int>(fixed.size()), fixed.data());
+  std::vector<char*> rest =
+      leeway::InitMain(static_cast<int>(fixed.size()), fixed.data(),
+                       {{"coordinator", "LEEWAY_COORDINATOR"}, {"token_file", "LEEWAY_TOKEN_FILE"}});
   return leeway::Main(std::vector<std::string>(rest.begin() + 1, rest.end()));
 }

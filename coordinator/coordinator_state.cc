@@ -290,10 +290,10 @@ void CoordinatorState::Replan(const char* why) {
   job.bandwidth_bytes_per_sec = Median(bandwidth);
   job.overlap_seconds = Median(backward);
   // No bandwidth measured yet: nothing to budget with, so dense.
+  const bool unmeasured =
+      bandwidth.empty() && policy_.kind == ControllerPolicy::Kind::kAdaptive;
   const ControllerPolicy policy =
-      bandwidth.empty() && policy_.kind == ControllerPolicy::Kind::kAdaptive
-          ? ControllerPolicy{ControllerPolicy::Kind::kNone}
-          : policy_;
+      unmeasured ? ControllerPolicy{ControllerPolicy::Kind::kNone} : policy_;
   const ControllerPlan decided = DecidePlan(policy, config_.controller, job, layers);
   v1::CompressionPlan plan;
   plan.set_version(plan_.version() + 1);
@@ -306,10 +306,7 @@ void CoordinatorState::Replan(const char* why) {
     p->set_codec(static_cast<v1::Codec>(d.codec));
     p->set_density(d.density);
     p->set_value_codec(static_cast<v1::Codec>(d.value_codec));
-    p->set_reason(bandwidth.empty() && policy.kind == ControllerPolicy::Kind::kNone &&
-                          policy_.kind == ControllerPolicy::Kind::kAdaptive
-                      ? "no bandwidth measured yet: dense"
-                      : d.reason);
+    p->set_reason(unmeasured ? "no bandwidth measured yet: dense" : d.reason);
     LEEWAY_LOG(INFO) << "plan " << plan.version() << " (" << why << ") layer " << d.layer
                      << ": " << p->reason();
   }

@@ -73,7 +73,8 @@ size_t GatherKey(const float* g, float* r, size_t n, uint32_t key, size_t cap,
   std::vector<std::vector<uint32_t>> parts((n + kGatherGrain - 1) / kGatherGrain);
   ParallelFor(n, kGatherGrain, threads, [&](size_t begin, size_t end) {
     std::vector<uint32_t>& part = parts[begin / kGatherGrain];
-    part.reserve(std::min(end - begin, cap + 1));
+    // This block's share of the candidates the threshold is set for.
+    part.reserve(std::min(end - begin, (cap + 1) * (end - begin) / n + 16));
     GatherBlock(g, r, begin, end, key, &part);
   });
   out->clear();
