@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "admin.grpc.pb.h"
+#include "cli/launch.h"
 #include "cli/table.h"
 #include "core/common/main_init.h"
 #include "core/common/token_file.h"
@@ -40,13 +42,35 @@ ABSL_FLAG(std::string, o, "table", "output: table or json");
 ABSL_FLAG(int, watch, 0, "read-only commands: repeat every N seconds");
 ABSL_FLAG(int, timeout, 10, "seconds a call may take");
 
+// leeway launch
+ABSL_FLAG(int, servers, 2, "launch: parameter servers");
+ABSL_FLAG(int, workers, 4, "launch: workers");
+ABSL_FLAG(std::string, staleness, "2", "launch: SSP bound (0: BSP) or async");
+ABSL_FLAG(std::string, compression, "adaptive",
+          "launch: none, adaptive or fixed:<codec>[:<density>]");
+ABSL_FLAG(std::string, model, "mlp", "launch: the model (mlp: MNIST classifier)");
+ABSL_FLAG(std::string, hidden, "256", "launch: the MLP's hidden widths");
+ABSL_FLAG(int, clocks, 1000, "launch: iterations per worker");
+ABSL_FLAG(int, batch, 32, "launch: samples per iteration and worker");
+ABSL_FLAG(float, learning_rate, 0.1f, "launch: the servers' SGD learning rate");
+ABSL_FLAG(std::string, transport, "sm", "launch: sm (shared memory) or tcp");
+ABSL_FLAG(std::string, data_dir, "data/mnist", "launch: MNIST IDX files");
+ABSL_FLAG(std::string, run_dir, "", "launch: logs and reports (default: a new /tmp dir)");
+ABSL_FLAG(std::string, plot, "", "launch: write an SVG of loss and accuracy here");
+ABSL_FLAG(std::string, bin_dir, "", "launch: where the leeway-* binaries are");
+ABSL_FLAG(uint64_t, seed, 1, "launch: initial weights and data order");
+ABSL_FLAG(int, plan_window, 50, "launch: clocks between compression plans");
+
 namespace leeway {
 namespace {
 
 constexpr char kUsage[] =
     "usage: leeway [--coordinator host:port] [--token-file F] [-o table|json] "
     "[--watch N] status|staleness|throughput|layers|compression set <policy>|"
-    "pause|resume|checkpoint";
+    "pause|resume|checkpoint\n"
+    "       leeway launch [--servers S] [--workers W] [--staleness N|async] "
+    "[--compression none|adaptive|fixed:<codec>[:<density>]] [--model mlp] [--clocks N] "
+    "[--transport sm|tcp] [--data-dir D] [--plot FILE.svg] [-o table|json]";
 
 // A call's outcome: the message, or a one-line error.
 struct Call {
@@ -248,6 +272,31 @@ int Main(const std::vector<std::string>& args) {
     std::fprintf(stderr, "leeway: -o must be table or json\n");
     return 2;
   }
+  if (args[0] == "launch") {
+    if (args.size() != 1) {
+      std::fprintf(stderr, "leeway launch takes flags only\n%s\n", kUsage);
+      return 2;
+    }
+    LaunchOptions o;
+    o.servers = absl::GetFlag(FLAGS_servers);
+    o.workers = absl::GetFlag(FLAGS_workers);
+    o.staleness = absl::GetFlag(FLAGS_staleness);
+    o.compression = absl::GetFlag(FLAGS_compression);
+    o.model = absl::GetFlag(FLAGS_model);
+    o.hidden = absl::GetFlag(FLAGS_hidden);
+    o.clocks = absl::GetFlag(FLAGS_clocks);
+    o.batch = absl::GetFlag(FLAGS_batch);
+    o.learning_rate = absl::GetFlag(FLAGS_learning_rate);
+    o.transport = absl::GetFlag(FLAGS_transport);
+    o.data_dir = absl::GetFlag(FLAGS_data_dir);
+    o.run_dir = absl::GetFlag(FLAGS_run_dir);
+    o.plot = absl::GetFlag(FLAGS_plot);
+    o.bin_dir = absl::GetFlag(FLAGS_bin_dir);
+    o.json = output == "json";
+    o.seed = absl::GetFlag(FLAGS_seed);
+    o.plan_window = absl::GetFlag(FLAGS_plan_window);
+    return Launch(o);
+  }
   const std::string coordinator = absl::GetFlag(FLAGS_coordinator);
   const std::string token_file = absl::GetFlag(FLAGS_token_file);
   if (coordinator.empty()) {
@@ -281,7 +330,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> spelled(argv, argv + argc);
   std::vector<char*> fixed;
   for (std::string& a : spelled) {
-    if (a.rfind("--token-file", 0) == 0) a.replace(0, 12, "--token_file");
+    if (a.rfind("--", 0) == 0) {
+      const size_t name_end = std::min(a.find('='), a.size());
+      for (size_t i = 2; i < name_end; ++i) {
+        if (a[i] == '-') a[i] = '_';
+      }
+    }
     fixed.push_back(a.data());
   }
   absl::SetProgramUsageMessage(leeway::kUsage);

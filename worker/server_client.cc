@@ -70,7 +70,8 @@ absl::Status ServerClient::Clock(uint32_t clock, uint32_t pushes) {
 
 absl::StatusOr<PullForm> ServerClient::Pull(uint32_t layer, uint32_t chunk,
                                             uint32_t clock, uint32_t elements,
-                                            ChunkCopy* copy) {
+                                            ChunkCopy* copy,
+                                            uint64_t* reply_bytes) {
   WireHeader h;
   h.kind = MessageKind::kPull;
   h.layer = layer;
@@ -81,6 +82,7 @@ absl::StatusOr<PullForm> ServerClient::Pull(uint32_t layer, uint32_t chunk,
   absl::Status status = Wait(call);
   if (!status.ok()) return status;
   const Message& reply = call.reply();
+  if (reply_bytes != nullptr) *reply_bytes = reply.payload.size();
   if (reply.payload.empty()) {
     if (copy->values.size() != elements) {
       return absl::DataLossError("server said not modified to a worker with no copy");

@@ -43,9 +43,11 @@ class ServerClient {
   // CLOCK(clock, pushes sent to this server for clock - 1).
   absl::Status Clock(uint32_t clock, uint32_t pushes);
   // Brings `copy` (of `elements` elements) up to date for a worker at
-  // `clock`; waits while SSP says so.
+  // `clock`; waits while SSP says so. `reply_bytes`, when given, receives
+  // the size of the reply's payload.
   absl::StatusOr<PullForm> Pull(uint32_t layer, uint32_t chunk, uint32_t clock,
-                                uint32_t elements, ChunkCopy* copy);
+                                uint32_t elements, ChunkCopy* copy,
+                                uint64_t* reply_bytes = nullptr);
 
   // Waits for a ticket (driving progress on this thread).
   absl::Status Wait(const Ticket& ticket);

@@ -1,0 +1,46 @@
+// `leeway launch`: a whole local cluster as child processes - the
+// coordinator, S servers and W workers training a model - with a live
+// progress display, a summary at the end (table, or one JSON object with
+// -o json) and a report.json in the run directory; optionally an SVG plot
+// of loss and test accuracy over time.
+//
+// Guarantees: every child is stopped when the launch ends, however it ends
+// (all workers done, a child dying, Ctrl-C or SIGTERM): the rest get
+// SIGTERM, then SIGKILL after a grace period, and children of a killed
+// launcher get SIGTERM from the kernel. A child that dies is named, with
+// its last log lines. Exit codes: 0 done, 1 a child failed, 2 bad options,
+// 130 interrupted.
+#ifndef LEEWAY_CLI_LAUNCH_H_
+#define LEEWAY_CLI_LAUNCH_H_
+
+#include <cstdint>
+#include <string>
+
+namespace leeway {
+
+struct LaunchOptions {
+  int servers = 2;
+  int workers = 4;
+  std::string staleness = "2";          // a count, or "async"
+  std::string compression = "adaptive";  // none | adaptive | fixed:<codec>[:<density>]
+  std::string model = "mlp";
+  std::string hidden = "256";
+  int clocks = 1000;
+  int batch = 32;
+  float learning_rate = 0.1f;
+  std::string transport = "sm";  // sm (shared memory) or tcp
+  std::string data_dir = "data/mnist";
+  std::string run_dir;  // empty: a new directory under /tmp
+  std::string plot;     // SVG file; empty: none
+  std::string bin_dir;  // empty: next to this binary
+  bool json = false;
+  uint64_t seed = 1;
+  int log_every = 20;
+  int plan_window = 50;
+};
+
+int Launch(const LaunchOptions& options);
+
+}  // namespace leeway
+
+#endif  // LEEWAY_CLI_LAUNCH_H_

@@ -1,0 +1,188 @@
+#include "cli/launch_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "cli/table.h"
+
+namespace leeway {
+
+absl::StatusOr<WorkerResult> ParseWorkerResult(const std::string& json) {
+  absl::string_view body = absl::StripAsciiWhitespace(json);
+  if (!absl::ConsumePrefix(&body, "{") || !absl::ConsumeSuffix(&body, "}")) {
+    return absl::InvalidArgumentError("a worker result is not a JSON object");
+  }
+  std::map<std::string, double> fields;
+  for (absl::string_view item : absl::StrSplit(body, ',', absl::SkipWhitespace())) {
+    std::vector<absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits(':', 1));
+    double value = 0;
+    if (kv.size() != 2) return absl::InvalidArgumentError(absl::StrCat("bad field '", item, "'"));
+    absl::string_view key = absl::StripAsciiWhitespace(kv[0]);
+    if (!absl::ConsumePrefix(&key, "\"") || !absl::ConsumeSuffix(&key, "\"") ||
+        !absl::SimpleAtod(absl::StripAsciiWhitespace(kv[1]), &value)) {
+      return absl::InvalidArgumentError(absl::StrCat("bad field '", item, "'"));
+    }
+    fields[std::string(key)] = value;
+  }
+  for (const char* required : {"rank", "test_accuracy", "samples_per_sec"}) {
+    if (!fields.count(required)) {
+      return absl::InvalidArgumentError(absl::StrCat("a worker result lacks ", required));
+    }
+  }
+  WorkerResult r;
+  r.rank = static_cast<int>(fields["rank"]);
+  r.clocks = static_cast<int>(fields["clocks"]);
+  r.test_accuracy = fields["test_accuracy"];
+  r.test_loss = fields["test_loss"];
+  r.samples_per_sec = fields["samples_per_sec"];
+  r.comm_share = fields["comm_share"];
+  r.bytes_per_iter = fields["bytes_per_iter"];
+  r.compression_ratio = fields.count("compression_ratio") ? fields["compression_ratio"] : 1.0;
+  r.seconds = fields["seconds"];
+  return r;
+}
+
+LaunchSummary Summarize(const std::vector<WorkerResult>& results) {
+  LaunchSummary s;
+  s.workers = static_cast<int>(results.size());
+  if (results.empty()) return s;
+  s.test_accuracy_min = 1;
+  s.compression_ratio = 0;
+  for (const WorkerResult& r : results) {
+    s.clocks = std::max(s.clocks, r.clocks);
+    s.test_accuracy += r.test_accuracy / results.size();
+    s.test_accuracy_min = std::min(s.test_accuracy_min, r.test_accuracy);
+    s.samples_per_sec += r.samples_per_sec;
+    s.comm_share += r.comm_share / results.size();
+    s.bytes_per_iter += r.bytes_per_iter / results.size();
+    s.compression_ratio += r.compression_ratio / results.size();
+    s.seconds = std::max(s.seconds, r.seconds);
+  }
+  return s;
+}
+
+std::string SummaryJson(const LaunchSummary& s) {
+  return absl::StrFormat(
+      "{\"run\": \"%s\", \"servers\": %d, \"workers\": %d, \"clocks\": %d, "
+      "\"seconds\": %.3f, \"test_accuracy\": %.5f, \"test_accuracy_min\": %.5f, "
+      "\"samples_per_sec\": %.2f, \"comm_share\": %.5f, \"bytes_per_iter\": %.1f, "
+      "\"staleness_p99\": %.3f, \"compression_ratio\": %.3f}",
+      s.run, s.servers, s.workers, s.clocks, s.seconds, s.test_accuracy, s.test_accuracy_min,
+      s.samples_per_sec, s.comm_share, s.bytes_per_iter, s.staleness_p99, s.compression_ratio);
+}
+
+std::string SummaryTable(const LaunchSummary& s) {
+  Table t({"RUN", "CLOCKS", "SECONDS", "TEST ACC", "SAMPLES/S", "COMM SHARE", "BYTES/ITER",
+           "STALENESS P99", "COMPRESSION"});
+  t.Add({s.run, absl::StrCat(s.clocks), absl::StrFormat("%.1f", s.seconds),
+         absl::StrFormat("%.2f%%", 100 * s.test_accuracy), absl::StrFormat("%.0f", s.samples_per_sec),
+         absl::StrFormat("%.1f%%", 100 * s.comm_share), absl::StrFormat("%.0f", s.bytes_per_iter),
+         absl::StrFormat("%.1f", s.staleness_p99), absl::StrFormat("%.1fx", s.compression_ratio)});
+  return t.Render();
+}
+
+std::vector<HistoryPoint> ParseHistory(const std::string& text) {
+  std::vector<HistoryPoint> points;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
+    std::vector<absl::string_view> f = absl::StrSplit(line, ',');
+    HistoryPoint p;
+    if (f.size() != 4 || !absl::SimpleAtod(f[0], &p.seconds) ||
+        !absl::SimpleAtoi(f[1], &p.clock) || !absl::SimpleAtod(f[2], &p.loss) ||
+        !absl::SimpleAtod(f[3], &p.accuracy) || !std::isfinite(p.loss)) {
+      continue;
+    }
+    points.push_back(p);
+  }
+  return points;
+}
+
+namespace {
+
+std::string Escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '"') out += "&quot;";
+    else out += c;
+  }
+  return out;
+}
+
+constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                   "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+// One panel: axes, ticks and a polyline per series of (x, y).
+std::string Panel(const std::string& title, double x0, const std::vector<PlotSeries>& series,
+                  bool accuracy) {
+  constexpr double kW = 420, kH = 300, kLeft = 60, kTop = 30, kPlotW = 340, kPlotH = 220;
+  double max_x = 1e-9, min_y = accuracy ? 1.0 : 0.0, max_y = accuracy ? 1.0 : 1e-9;
+  for (const PlotSeries& s : series) {
+    for (const HistoryPoint& p : s.points) {
+      const double y = accuracy ? p.accuracy : p.loss;
+      if (accuracy && y < 0) continue;
+      max_x = std::max(max_x, p.seconds);
+      min_y = std::min(min_y, y);
+      max_y = std::max(max_y, y);
+    }
+  }
+  if (accuracy) min_y = std::max(0.0, std::floor(min_y * 10) / 10);
+  if (max_y <= min_y) max_y = min_y + 1;
+  auto px = [&](double x) { return x0 + kLeft + kPlotW * x / max_x; };
+  auto py = [&](double y) { return kTop + kPlotH * (1 - (y - min_y) / (max_y - min_y)); };
+  std::string svg = absl::StrFormat(
+      "<text x=\"%.0f\" y=\"18\" font-size=\"14\" text-anchor=\"middle\">%s</text>\n"
+      "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#888\"/>\n",
+      x0 + kLeft + kPlotW / 2, title, x0 + kLeft, kTop, kPlotW, kPlotH);
+  for (int i = 0; i <= 4; ++i) {
+    const double y = min_y + (max_y - min_y) * i / 4, x = max_x * i / 4;
+    absl::StrAppendFormat(&svg,
+                          "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\" text-anchor=\"end\">%.3g</text>\n"
+                          "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\" text-anchor=\"middle\">%.3g</text>\n",
+                          x0 + kLeft - 4, py(y) + 3, y, px(x), kTop + kPlotH + 14, x);
+  }
+  absl::StrAppendFormat(&svg,
+                        "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"middle\">seconds</text>\n",
+                        x0 + kLeft + kPlotW / 2, kH - 28);
+  for (size_t i = 0; i < series.size(); ++i) {
+    std::string points;
+    for (const HistoryPoint& p : series[i].points) {
+      const double y = accuracy ? p.accuracy : p.loss;
+      if (accuracy && y < 0) continue;
+      absl::StrAppendFormat(&points, "%.1f,%.1f ", px(p.seconds), py(y));
+    }
+    absl::StrAppendFormat(&svg,
+                          "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"%s\"/>\n",
+                          kColors[i % 8], points);
+  }
+  return svg;
+}
+
+}  // namespace
+
+std::string PlotSvg(const std::vector<PlotSeries>& series) {
+  const double legend = 20.0 * series.size();
+  std::string svg = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"840\" height=\"%.0f\" "
+      "font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+      300 + legend);
+  svg += Panel("training loss", 0, series, false);
+  svg += Panel("test accuracy", 420, series, true);
+  for (size_t i = 0; i < series.size(); ++i) {
+    const double y = 295 + 20.0 * i;
+    absl::StrAppendFormat(&svg,
+                          "<line x1=\"60\" y1=\"%.0f\" x2=\"90\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"3\"/>\n"
+                          "<text x=\"96\" y=\"%.0f\" font-size=\"12\">%s</text>\n",
+                          y, y, kColors[i % 8], y + 4, Escape(series[i].label));
+  }
+  return svg + "</svg>\n";
+}
+
+}  // namespace leeway

@@ -1,0 +1,166 @@
+// Worker::Impl: the state behind worker.h, shared by worker.cc (set-up,
+// Clock, statistics) and worker_io.cc (the push, ack and pull threads).
+// Internal to the worker library.
+#ifndef LEEWAY_WORKER_WORKER_IMPL_H_
+#define LEEWAY_WORKER_WORKER_IMPL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <queue>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "core/transport/transport.h"
+#include "kernels/codec.h"
+#include "worker/control_session.h"
+#include "worker/layer_compressor.h"
+#include "worker/server_client.h"
+#include "worker/ticket_group.h"
+#include "worker/worker.h"
+
+namespace leeway {
+
+struct PullJob {
+  uint32_t layer = 0;
+  size_t chunk_index = 0;  // into LayerState::chunks
+  uint32_t clock = 0;
+  absl::Span<float> out;  // the whole layer
+  std::shared_ptr<TicketGroup> group;
+  uint64_t sequence = 0;
+};
+
+// Earliest layer first, then first issued.
+struct PullJobLater {
+  bool operator()(const PullJob& a, const PullJob& b) const {
+    if (a.layer != b.layer) return a.layer > b.layer;
+    return a.sequence > b.sequence;
+  }
+};
+
+struct ServerLink {
+  uint32_t rank = 0;
+  PeerId peer = 0;
+  std::unique_ptr<ServerClient> client;
+  std::atomic<uint32_t> pushes{0};  // pushes sent for the current clock
+  absl::Mutex mu;
+  std::priority_queue<PullJob, std::vector<PullJob>, PullJobLater> pulls ABSL_GUARDED_BY(mu);
+  bool stopping ABSL_GUARDED_BY(mu) = false;
+  std::thread thread;
+};
+
+struct ChunkState {
+  uint32_t chunk = 0;
+  uint64_t offset = 0;
+  uint32_t elements = 0;
+  ServerLink* server = nullptr;
+  ChunkCopy cache;  // touched only by its server's pull thread
+};
+
+// Per layer, what the window's pushes and pulls measured.
+struct LayerWindowStats {
+  double gradient_norm = 0;
+  double residual_ratio = 0;
+  uint64_t bytes_pushed = 0;
+  uint64_t bytes_pulled = 0;
+  double encode_ms = 0;
+  double push_ms = 0;
+  uint32_t pushes = 0;
+};
+
+struct LayerState {
+  v1::LayerSpec spec;
+  std::vector<ChunkState> chunks;
+  std::unique_ptr<LayerCompressor> compressor;  // push thread only
+  CodecParams params;                           // training thread only
+};
+
+struct PushJob {
+  uint32_t layer = 0;
+  absl::Span<const float> gradient;
+  uint32_t clock = 0;
+  CodecParams params;
+  std::shared_ptr<TicketGroup> group;
+};
+
+struct PendingAck {
+  Ticket ticket;
+  std::shared_ptr<TicketGroup> group;
+  std::shared_ptr<std::vector<std::vector<uint8_t>>> payloads;  // kept alive
+  uint32_t layer = 0;
+  uint64_t bytes = 0;
+  absl::Time sent;
+};
+
+class Worker::Impl {
+ public:
+  explicit Impl(const WorkerOptions& options) : options(options) {}
+  ~Impl();
+
+  // worker.cc
+  absl::Status Connect();
+  absl::Status RegisterLayers(const std::vector<LayerDefinition>& layers);
+  absl::Status Clock(const IterationInfo& info);
+  absl::Status WaitAccounted(const Ticket& ticket, double* blocked_ms);
+  void ApplyPlan(const v1::CompressionPlan& plan);
+  void Report(const IterationInfo& info);
+
+  // worker_io.cc
+  void StartThreads();
+  void StopThreads();
+  Ticket Push(uint32_t layer, absl::Span<const float> gradient);
+  Ticket Pull(uint32_t layer, absl::Span<float> out);
+
+  const WorkerOptions options;
+  std::unique_ptr<Transport> transport;
+  std::unique_ptr<ControlSession> session;
+  std::vector<std::unique_ptr<ServerLink>> servers;
+  std::vector<LayerState> layers;
+  uint32_t clock = 0;
+  uint64_t pull_sequence = 0;
+  std::vector<Ticket> pending_pushes;  // this clock's
+  std::optional<v1::CompressionPlan> next_plan;
+  uint64_t plan_version = 0;
+
+  // Iteration accounting (training thread).
+  absl::Time iteration_start;
+  double pull_wait_ms = 0;
+  double push_wait_ms = 0;
+  TransportStats transport_at_start;
+  IterationStats last;
+  // The reporting window (training thread).
+  uint32_t window_iterations = 0;
+  IterationStats window_sum;
+  double window_loss = 0;
+  double window_samples = 0;
+  double window_backward_ms = 0;
+
+  // Push and ack threads.
+  absl::Mutex push_mu;
+  std::deque<PushJob> push_queue ABSL_GUARDED_BY(push_mu);
+  std::deque<PendingAck> ack_queue ABSL_GUARDED_BY(push_mu);
+  bool stopping ABSL_GUARDED_BY(push_mu) = false;
+  std::thread push_thread;
+  std::thread ack_thread;
+
+  // What the push and pull threads measured, per layer, this window.
+  absl::Mutex stats_mu;
+  std::vector<LayerWindowStats> layer_stats ABSL_GUARDED_BY(stats_mu);
+  uint64_t dense_bytes ABSL_GUARDED_BY(stats_mu) = 0;
+  uint64_t push_bytes ABSL_GUARDED_BY(stats_mu) = 0;
+  double push_seconds ABSL_GUARDED_BY(stats_mu) = 0;  // summed push latencies
+
+ private:
+  void PushLoop();
+  void AckLoop();
+  void PullLoop(ServerLink* server);
+  void RunPush(PushJob job);
+};
+
+}  // namespace leeway
+
+#endif  // LEEWAY_WORKER_WORKER_IMPL_H_

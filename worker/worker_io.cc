@@ -1,0 +1,196 @@
+// The worker's data-plane threads: compression and pushes (push thread),
+// push acknowledgements (ack thread), and pulls (one thread per server).
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/common/logging.h"
+#include "worker/worker_impl.h"
+
+namespace leeway {
+
+void Worker::Impl::StartThreads() {
+  push_thread = std::thread([this] { PushLoop(); });
+  ack_thread = std::thread([this] { AckLoop(); });
+  for (auto& server : servers) {
+    ServerLink* s = server.get();
+    s->thread = std::thread([this, s] { PullLoop(s); });
+  }
+}
+
+void Worker::Impl::StopThreads() {
+  {
+    absl::MutexLock lock(&push_mu);
+    stopping = true;
+  }
+  for (auto& server : servers) {
+    absl::MutexLock lock(&server->mu);
+    server->stopping = true;
+  }
+  if (push_thread.joinable()) push_thread.join();
+  if (ack_thread.joinable()) ack_thread.join();
+  for (auto& server : servers) {
+    if (server->thread.joinable()) server->thread.join();
+  }
+}
+
+Ticket Worker::Impl::Push(uint32_t layer, absl::Span<const float> gradient) {
+  if (layer >= layers.size()) {
+    auto group = TicketGroup::Create(1);
+    group->PartDone(absl::InvalidArgumentError(absl::StrCat("no layer ", layer)));
+    return group->ticket();
+  }
+  LayerState& state = layers[layer];
+  PushJob job;
+  job.layer = layer;
+  job.gradient = gradient;
+  job.clock = clock;
+  job.params = state.params;
+  job.group = TicketGroup::Create(static_cast<int>(state.chunks.size()));
+  Ticket ticket = job.group->ticket();
+  pending_pushes.push_back(ticket);
+  absl::MutexLock lock(&push_mu);
+  push_queue.push_back(std::move(job));
+  return ticket;
+}
+
+void Worker::Impl::PushLoop() {
+  while (true) {
+    PushJob job;
+    {
+      absl::MutexLock lock(&push_mu);
+      push_mu.Await(absl::Condition(
+          +[](Impl* impl) ABSL_EXCLUSIVE_LOCKS_REQUIRED(impl->push_mu) {
+            return impl->stopping || !impl->push_queue.empty();
+          },
+          this));
+      if (push_queue.empty()) return;
+      job = std::move(push_queue.front());
+      push_queue.pop_front();
+    }
+    RunPush(std::move(job));
+  }
+}
+
+void Worker::Impl::RunPush(PushJob job) {
+  LayerState& layer = layers[job.layer];
+  // Seeds differ per worker, layer and clock (stochastic rounding, randomk).
+  job.params.seed = (uint64_t{session->registration().rank()} << 40) ^
+                    (uint64_t{job.layer} << 24) ^ job.clock;
+  const absl::Time start = absl::Now();
+  CompressionStats stats;
+  absl::StatusOr<std::vector<std::vector<uint8_t>>> compressed =
+      layer.compressor->Compress(job.gradient, job.params, &stats);
+  const double encode_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+  if (!compressed.ok()) {
+    for (size_t i = 0; i < layer.chunks.size(); ++i) job.group->PartDone(compressed.status());
+    return;
+  }
+  auto payloads =
+      std::make_shared<std::vector<std::vector<uint8_t>>>(*std::move(compressed));
+  {
+    absl::MutexLock lock(&stats_mu);
+    LayerWindowStats& s = layer_stats[job.layer];
+    s.gradient_norm = stats.gradient_norm;
+    s.residual_ratio = stats.residual_ratio;
+    s.encode_ms += encode_ms;
+    s.bytes_pushed += stats.payload_bytes;
+    ++s.pushes;
+    dense_bytes += job.gradient.size() * sizeof(float);
+    push_bytes += stats.payload_bytes;
+  }
+  for (size_t i = 0; i < layer.chunks.size(); ++i) {
+    ChunkState& chunk = layer.chunks[i];
+    const std::vector<uint8_t>& payload = (*payloads)[i];
+    chunk.server->pushes.fetch_add(1, std::memory_order_relaxed);
+    PendingAck ack;
+    ack.sent = absl::Now();
+    ack.ticket = chunk.server->client->PushAsync(job.layer, chunk.chunk, job.clock, payload);
+    ack.group = job.group;
+    ack.payloads = payloads;
+    ack.layer = job.layer;
+    ack.bytes = payload.size();
+    absl::MutexLock lock(&push_mu);
+    ack_queue.push_back(std::move(ack));
+  }
+}
+
+void Worker::Impl::AckLoop() {
+  while (true) {
+    PendingAck ack;
+    {
+      absl::MutexLock lock(&push_mu);
+      push_mu.Await(absl::Condition(
+          +[](Impl* impl) ABSL_EXCLUSIVE_LOCKS_REQUIRED(impl->push_mu) {
+            return !impl->ack_queue.empty() ||
+                   (impl->stopping && impl->push_queue.empty());
+          },
+          this));
+      if (ack_queue.empty()) return;
+      ack = std::move(ack_queue.front());
+      ack_queue.pop_front();
+    }
+    // The transport fails a call at its deadline (ServerClient's timeout).
+    absl::Status status = ack.ticket.Wait();
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - ack.sent);
+    if (status.ok()) {
+      absl::MutexLock lock(&stats_mu);
+      layer_stats[ack.layer].push_ms += seconds * 1000;
+      push_seconds += seconds;
+    }
+    ack.group->PartDone(status);
+  }
+}
+
+Ticket Worker::Impl::Pull(uint32_t layer, absl::Span<float> out) {
+  if (layer >= layers.size() || out.size() != layers[layer].spec.elements()) {
+    auto group = TicketGroup::Create(1);
+    group->PartDone(absl::InvalidArgumentError(absl::StrCat(
+        "pull of layer ", layer, " into ", out.size(), " elements: no such layer or size")));
+    return group->ticket();
+  }
+  LayerState& state = layers[layer];
+  auto group = TicketGroup::Create(static_cast<int>(state.chunks.size()));
+  for (size_t i = 0; i < state.chunks.size(); ++i) {
+    PullJob job;
+    job.layer = layer;
+    job.chunk_index = i;
+    job.clock = clock;
+    job.out = out;
+    job.group = group;
+    job.sequence = pull_sequence++;
+    ServerLink* server = state.chunks[i].server;
+    absl::MutexLock lock(&server->mu);
+    server->pulls.push(std::move(job));
+  }
+  return group->ticket();
+}
+
+void Worker::Impl::PullLoop(ServerLink* server) {
+  while (true) {
+    PullJob job;
+    {
+      absl::MutexLock lock(&server->mu);
+      server->mu.Await(absl::Condition(
+          +[](ServerLink* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu) {
+            return s->stopping || !s->pulls.empty();
+          },
+          server));
+      if (server->pulls.empty()) return;
+      job = server->pulls.top();
+      server->pulls.pop();
+    }
+    ChunkState& chunk = layers[job.layer].chunks[job.chunk_index];
+    uint64_t reply_bytes = 0;
+    absl::StatusOr<PullForm> form = server->client->Pull(
+        job.layer, chunk.chunk, job.clock, chunk.elements, &chunk.cache, &reply_bytes);
+    if (form.ok()) {
+      std::memcpy(job.out.data() + chunk.offset, chunk.cache.values.data(),
+                  chunk.elements * sizeof(float));
+      absl::MutexLock lock(&stats_mu);
+      layer_stats[job.layer].bytes_pulled += reply_bytes;
+    }
+    job.group->PartDone(form.status());
+  }
+}
+
+}  // namespace leeway
