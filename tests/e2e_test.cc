@@ -1,0 +1,227 @@
+// End to end: the MNIST MLP trained by real processes on loopback - the
+// coordinator, two servers and four leeway-worker processes - started by
+// `leeway launch` or by the test itself, then checked from the outside:
+// accuracy, a worker killed mid-training, Ctrl-C on the launcher.
+// Needs the MNIST IDX files: LEEWAY_MNIST_DIR (deploy/test.sh makes them
+// with deploy/fetch-mnist.sh and passes the directory).
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "admin.pb.h"
+#include "catch2/catch.hpp"
+#include "cli/launch_report.h"
+#include "tests/subprocess.h"
+
+namespace leeway {
+namespace {
+
+using testing::LoopbackUcxEnvironment;
+using testing::MakeTempDir;
+using testing::RunfilePath;
+using testing::Subprocess;
+using testing::WaitForFile;
+
+std::string MnistDir() {
+  const char* dir = std::getenv("LEEWAY_MNIST_DIR");
+  INFO("set LEEWAY_MNIST_DIR to the output of deploy/fetch-mnist.sh "
+       "(deploy/test.sh does: --test_env=LEEWAY_MNIST_DIR=...)");
+  REQUIRE(dir != nullptr);
+  REQUIRE(std::ifstream(std::string(dir) + "/train-images-idx3-ubyte").good());
+  return dir;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `leeway launch -o json` with `flags`; returns its summary.
+absl::StatusOr<WorkerResult> LaunchAndSummarize(const std::vector<std::string>& flags,
+                                                std::string* summary_json) {
+  const std::string dir = MakeTempDir("launch");
+  std::vector<std::string> argv = {RunfilePath("cli/leeway"), "launch", "-o", "json",
+                                   "--data-dir=" + MnistDir(), "--run-dir=" + dir + "/run",
+                                   "--bin-dir=" + RunfilePath("cli")};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  auto launch = Subprocess::Start(argv, LoopbackUcxEnvironment(), dir + "/launch.out");
+  if (!launch.ok()) return launch.status();
+  absl::StatusOr<int> code = (*launch)->Wait(absl::Now() + absl::Minutes(5));
+  const std::string out = (*launch)->Output();
+  if (!code.ok() || *code != 0) {
+    return absl::InternalError(absl::StrCat("leeway launch failed:\n", out));
+  }
+  // The last line of stdout is the summary object.
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipWhitespace());
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (it->rfind("{", 0) != 0) continue;
+    *summary_json = *it;
+    std::printf("leeway launch %s: %s\n", absl::StrJoin(flags, " ").c_str(), it->c_str());
+    // The summary carries the fields a worker result does (and more).
+    return ParseWorkerResult(absl::StrCat("{\"rank\": 0, ", it->substr(it->find("\"clocks\""))));
+  }
+  return absl::InternalError(absl::StrCat("no JSON summary in:\n", out));
+}
+
+TEST_CASE("BSP, SSP with top-k and ASP with adaptive compression all learn MNIST") {
+  std::string json;
+  auto bsp = LaunchAndSummarize({"--staleness=0", "--compression=none"}, &json);
+  INFO(bsp.status().ToString());
+  REQUIRE(bsp.ok());
+  INFO("BSP uncompressed: " << json);
+  CHECK(bsp->test_accuracy >= 0.95);
+  CHECK(bsp->compression_ratio == Approx(1.0).epsilon(0.01));
+  for (const auto& flags : std::vector<std::vector<std::string>>{
+           {"--staleness=3", "--compression=fixed:topk:0.01"},
+           {"--staleness=async", "--compression=adaptive"}}) {
+    auto run = LaunchAndSummarize(flags, &json);
+    INFO(flags[0] << " " << flags[1] << ": " << run.status().ToString() << " " << json);
+    REQUIRE(run.ok());
+    CHECK(run->test_accuracy >= 0.95);
+    CHECK(run->test_accuracy >= bsp->test_accuracy - 0.01);
+    CHECK(run->compression_ratio > 2.0);
+    CHECK(run->bytes_per_iter < bsp->bytes_per_iter);
+  }
+}
+
+// The pids of `parent`'s children.
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> children;
+  DIR* proc = opendir("/proc");
+  while (dirent* e = readdir(proc)) {
+    pid_t pid = 0;
+    if (!absl::SimpleAtoi(e->d_name, &pid)) continue;
+    const std::string stat = ReadAll(absl::StrCat("/proc/", pid, "/stat"));
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::vector<std::string> f = absl::StrSplit(stat.substr(close + 2), ' ');
+    pid_t ppid = 0;
+    if (f.size() > 1 && absl::SimpleAtoi(f[1], &ppid) && ppid == parent) children.push_back(pid);
+  }
+  closedir(proc);
+  return children;
+}
+
+bool Alive(pid_t pid) {
+  const std::string stat = ReadAll(absl::StrCat("/proc/", pid, "/stat"));
+  const size_t close = stat.rfind(')');
+  return close != std::string::npos && stat.substr(close + 2, 1) != "Z";
+}
+
+TEST_CASE("Ctrl-C on leeway launch stops every child") {
+  const std::string dir = MakeTempDir("interrupt");
+  auto launch = Subprocess::Start(
+      {RunfilePath("cli/leeway"), "launch", "--data-dir=" + MnistDir(), "--run-dir=" + dir + "/run",
+       "--bin-dir=" + RunfilePath("cli"), "--clocks=1000000", "--hidden=32"},
+      LoopbackUcxEnvironment(), dir + "/launch.out");
+  REQUIRE(launch.ok());
+  // Wait until the workers train.
+  const absl::Time until = absl::Now() + absl::Seconds(60);
+  while (ReadAll(dir + "/run/worker3.log").find("clock") == std::string::npos &&
+         absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  const std::vector<pid_t> children = ChildrenOf((*launch)->pid());
+  INFO((*launch)->Output());
+  REQUIRE(children.size() == 7);  // coordinator, 2 servers, 4 workers
+  (*launch)->Signal(SIGINT);
+  absl::StatusOr<int> code = (*launch)->Wait(absl::Now() + absl::Seconds(60));
+  REQUIRE(code.ok());
+  CHECK(*code == 130);
+  for (pid_t child : children) {
+    INFO("child " << child);
+    CHECK_FALSE(Alive(child));
+  }
+  CHECK((*launch)->Output().find("interrupted") != std::string::npos);
+}
+
+struct Cluster {
+  std::string dir;
+  std::string coordinator;
+  std::unique_ptr<Subprocess> coordinator_process;
+  std::vector<std::unique_ptr<Subprocess>> servers, workers;
+};
+
+TEST_CASE("a worker killed mid-training: the others finish and it shows as dead") {
+  Cluster c;
+  c.dir = MakeTempDir("dead_worker");
+  std::ofstream(c.dir + "/token") << "e2e-token\n";
+  const auto env = LoopbackUcxEnvironment();
+  const std::string token = "--token_file=" + c.dir + "/token";
+  auto coordinator = Subprocess::Start(
+      {RunfilePath("coordinator/leeway-coordinator"), "--listen=127.0.0.1:0", token,
+       "--workers=4", "--servers=2", "--staleness=2", "--policy=none",
+       "--heartbeat_interval_ms=200", "--heartbeat_timeout_ms=2000", "--metrics_port=-1",
+       "--ready_file=" + c.dir + "/coordinator.ready"},
+      env, c.dir + "/coordinator.log");
+  REQUIRE(coordinator.ok());
+  c.coordinator_process = *std::move(coordinator);
+  auto ready = WaitForFile(c.dir + "/coordinator.ready", absl::Now() + absl::Seconds(30));
+  REQUIRE(ready.ok());
+  c.coordinator = "127.0.0.1:" + std::vector<std::string>(absl::StrSplit(*ready, '\n'))[0];
+  for (int i = 0; i < 2; ++i) {
+    auto server = Subprocess::Start(
+        {RunfilePath("server/leeway-server"), "--listen=127.0.0.1:0", token,
+         "--coordinator=" + c.coordinator, absl::StrCat("--shard=", i), "--threads=1",
+         "--metrics_port=-1", "--advertise_host=127.0.0.1"},
+        env, absl::StrCat(c.dir, "/server", i, ".log"));
+    REQUIRE(server.ok());
+    c.servers.push_back(*std::move(server));
+  }
+  for (int i = 0; i < 4; ++i) {
+    auto worker = Subprocess::Start(
+        {RunfilePath("worker/leeway-worker"), "--coordinator=" + c.coordinator, token,
+         absl::StrCat("--rank=", i), "--data_dir=" + MnistDir(), "--hidden=32",
+         "--clocks=400", "--log_every=20"},
+        env, absl::StrCat(c.dir, "/worker", i, ".log"));
+    REQUIRE(worker.ok());
+    c.workers.push_back(*std::move(worker));
+  }
+  // Kill worker 3 once it is well into training.
+  const absl::Time until = absl::Now() + absl::Seconds(90);
+  while (c.workers[3]->Output().find("clock 100 ") == std::string::npos && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  REQUIRE(c.workers[3]->Output().find("clock 100 ") != std::string::npos);
+  c.workers[3]->Signal(SIGKILL);
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<int> code = c.workers[i]->Wait(absl::Now() + absl::Seconds(120));
+    INFO("worker " << i << ":\n" << c.workers[i]->Output());
+    REQUIRE(code.ok());
+    CHECK(*code == 0);
+    CHECK(c.workers[i]->Output().find("RESULT") != std::string::npos);
+  }
+  auto staleness = Subprocess::Start(
+      {RunfilePath("cli/leeway"), "--coordinator=" + c.coordinator,
+       "--token-file=" + c.dir + "/token", "-o", "json", "staleness"},
+      {}, c.dir + "/staleness.json");
+  REQUIRE(staleness.ok());
+  REQUIRE((*staleness)->Wait(absl::Now() + absl::Seconds(30)).value_or(-1) == 0);
+  v1::StalenessReport report;
+  REQUIRE(google::protobuf::util::JsonStringToMessage((*staleness)->Output(), &report).ok());
+  bool dead = false;
+  for (const v1::WorkerStaleness& w : report.workers()) {
+    if (w.rank() == 3) dead = w.health() == v1::HEALTH_DEAD;
+    if (w.rank() != 3) CHECK(w.health() == v1::HEALTH_ALIVE);
+  }
+  CHECK(dead);
+}
+
+}  // namespace
+}  // namespace leeway
