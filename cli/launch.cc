@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -61,7 +62,9 @@ std::string RunName(const LaunchOptions& o) {
   const std::string consistency = o.staleness == "async" ? "ASP"
                                   : o.staleness == "0"   ? "BSP"
                                                          : "SSP s=" + o.staleness;
-  return absl::StrCat(consistency, ", ", o.compression);
+  std::string name = absl::StrCat(consistency, ", ", o.compression);
+  if (!o.profile.empty()) absl::StrAppend(&name, ", ", o.profile);
+  return name;
 }
 
 class Cluster {
@@ -121,7 +124,11 @@ absl::Status Cluster::Prepare() {
   if (o_.staleness != "async" && (!absl::SimpleAtoi(o_.staleness, &s) || s < 0)) {
     return absl::InvalidArgumentError("--staleness must be a count >= 0 or async");
   }
+  if (!o_.profile.empty() && (o_.gpu_ms < 0 || o_.straggler <= 0 || o_.jitter < 0 || o_.jitter >= 1)) {
+    return absl::InvalidArgumentError("need --gpu-ms >= 0, --straggler > 0, 0 <= --jitter < 1");
+  }
   for (const char* f : {"/train-images-idx3-ubyte", "/t10k-labels-idx1-ubyte"}) {
+    if (!o_.profile.empty()) break;  // no data
     if (::access((o_.data_dir + f).c_str(), R_OK) != 0) {
       return absl::NotFoundError(absl::StrCat("no MNIST data in ", o_.data_dir,
                                               " (deploy/fetch-mnist.sh makes it)"));
@@ -134,6 +141,15 @@ absl::Status Cluster::Prepare() {
     dir_ = tmpl;
   } else if (::access(dir_.c_str(), W_OK) != 0 && ::mkdir(dir_.c_str(), 0755) != 0) {
     return absl::InternalError(absl::StrCat("cannot make ", dir_));
+  }
+  // A run directory used before: what the last run left would be read as
+  // this run's (ready files with old ports, appended histories).
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, error)) {
+    const std::string ext = entry.path().extension().string();
+    if (ext == ".ready" || ext == ".json" || ext == ".history") {
+      std::filesystem::remove(entry.path(), error);
+    }
   }
   std::ifstream random("/dev/urandom", std::ios::binary);
   char bytes[24];
@@ -203,18 +219,26 @@ absl::Status Cluster::StartAll() {
     if (!up.ok()) return up.status();
   }
   for (int i = 0; i < o_.workers; ++i) {
-    auto worker = ChildProcess::Start(
-        absl::StrCat("worker ", i),
-        {FindBinary(bin_, "worker", "leeway-worker"), "--coordinator=" + coordinator_,
-         "--token_file=" + token_file, absl::StrCat("--rank=", i),
-         o_.transport == "tcp" ? "--connect=sockaddr" : "--connect=address",
-         "--data_dir=" + o_.data_dir, "--hidden=" + o_.hidden,
-         absl::StrCat("--batch=", o_.batch), absl::StrCat("--clocks=", o_.clocks),
-         absl::StrCat("--learning_rate=", o_.learning_rate), absl::StrCat("--seed=", o_.seed),
-         absl::StrCat("--log_every=", o_.log_every),
-         absl::StrCat("--result_file=", dir_, "/worker", i, ".json"),
-         absl::StrCat("--history_file=", dir_, "/worker", i, ".history")},
-        env, absl::StrCat(dir_, "/worker", i, ".log"));
+    std::vector<std::string> argv = {
+        FindBinary(bin_, "worker", "leeway-worker"), "--coordinator=" + coordinator_,
+        "--token_file=" + token_file, absl::StrCat("--rank=", i),
+        o_.transport == "tcp" ? "--connect=sockaddr" : "--connect=address",
+        absl::StrCat("--batch=", o_.batch), absl::StrCat("--clocks=", o_.clocks),
+        absl::StrCat("--learning_rate=", o_.learning_rate), absl::StrCat("--seed=", o_.seed),
+        absl::StrCat("--log_every=", o_.log_every),
+        absl::StrCat("--result_file=", dir_, "/worker", i, ".json"),
+        absl::StrCat("--history_file=", dir_, "/worker", i, ".history")};
+    if (o_.profile.empty()) {
+      argv.push_back("--data_dir=" + o_.data_dir);
+      argv.push_back("--hidden=" + o_.hidden);
+    } else {
+      argv.push_back("--profile=" + o_.profile);
+      argv.push_back(absl::StrCat("--gpu_ms=", o_.gpu_ms));
+      argv.push_back(absl::StrCat("--jitter=", o_.jitter));
+      argv.push_back(absl::StrCat("--slowdown=", i == o_.workers - 1 ? o_.straggler : 1.0));
+    }
+    auto worker = ChildProcess::Start(absl::StrCat("worker ", i), argv, env,
+                                      absl::StrCat(dir_, "/worker", i, ".log"));
     if (!worker.ok()) return worker.status();
     workers_.push_back(*std::move(worker));
   }

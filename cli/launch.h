@@ -24,6 +24,12 @@ struct LaunchOptions {
   std::string staleness = "2";          // a count, or "async"
   std::string compression = "adaptive";  // none | adaptive | fixed:<codec>[:<density>]
   std::string model = "mlp";
+  // Communication studies (leeway-worker --profile): the model's tensors
+  // with emulated compute instead of the MLP; no data needed.
+  std::string profile;  // gpt2-small | bert-base | resnet50; empty: none
+  double gpu_ms = 100;  // emulated forward + backward per iteration
+  double straggler = 1;  // the last worker's GPU time factor
+  double jitter = 0;     // every worker's per-iteration +- fraction
   std::string hidden = "256";
   int clocks = 1000;
   int batch = 32;

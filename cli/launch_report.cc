@@ -7,45 +7,134 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cli/table.h"
 
 namespace leeway {
 
-absl::StatusOr<WorkerResult> ParseWorkerResult(const std::string& json) {
-  absl::string_view body = absl::StripAsciiWhitespace(json);
+namespace {
+
+// A flat JSON object: string keys, number or string values.
+struct FlatObject {
+  std::map<std::string, double> numbers;
+  std::map<std::string, std::string> strings;
+};
+
+// A JSON string at the front of `in` (escapes \" and \\ only: our own
+// output), consumed.
+bool ConsumeString(absl::string_view* in, std::string* out) {
+  if (!absl::ConsumePrefix(in, "\"")) return false;
+  out->clear();
+  for (size_t i = 0; i < in->size(); ++i) {
+    const char c = (*in)[i];
+    if (c == '\\' && i + 1 < in->size()) {
+      out->push_back((*in)[++i]);
+    } else if (c == '"') {
+      in->remove_prefix(i + 1);
+      return true;
+    } else {
+      out->push_back(c);
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<FlatObject> ParseFlatObject(absl::string_view body) {
+  body = absl::StripAsciiWhitespace(body);
   if (!absl::ConsumePrefix(&body, "{") || !absl::ConsumeSuffix(&body, "}")) {
-    return absl::InvalidArgumentError("a worker result is not a JSON object");
+    return absl::InvalidArgumentError("not a JSON object");
   }
-  std::map<std::string, double> fields;
-  for (absl::string_view item : absl::StrSplit(body, ',', absl::SkipWhitespace())) {
-    std::vector<absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits(':', 1));
-    double value = 0;
-    if (kv.size() != 2) return absl::InvalidArgumentError(absl::StrCat("bad field '", item, "'"));
-    absl::string_view key = absl::StripAsciiWhitespace(kv[0]);
-    if (!absl::ConsumePrefix(&key, "\"") || !absl::ConsumeSuffix(&key, "\"") ||
-        !absl::SimpleAtod(absl::StripAsciiWhitespace(kv[1]), &value)) {
-      return absl::InvalidArgumentError(absl::StrCat("bad field '", item, "'"));
+  FlatObject out;
+  body = absl::StripAsciiWhitespace(body);
+  while (!body.empty()) {
+    std::string key;
+    if (!ConsumeString(&body, &key)) {
+      return absl::InvalidArgumentError(absl::StrCat("bad key at '", body.substr(0, 20), "'"));
     }
-    fields[std::string(key)] = value;
-  }
-  for (const char* required : {"rank", "test_accuracy", "samples_per_sec"}) {
-    if (!fields.count(required)) {
-      return absl::InvalidArgumentError(absl::StrCat("a worker result lacks ", required));
+    body = absl::StripLeadingAsciiWhitespace(body);
+    if (!absl::ConsumePrefix(&body, ":")) {
+      return absl::InvalidArgumentError(absl::StrCat("no value for '", key, "'"));
     }
+    body = absl::StripLeadingAsciiWhitespace(body);
+    if (!body.empty() && body[0] == '"') {
+      std::string value;
+      if (!ConsumeString(&body, &value)) {
+        return absl::InvalidArgumentError(absl::StrCat("bad string for '", key, "'"));
+      }
+      out.strings[key] = value;
+    } else {
+      const size_t end = std::min(body.find(','), body.size());
+      double value = 0;
+      if (!absl::SimpleAtod(absl::StripAsciiWhitespace(body.substr(0, end)), &value)) {
+        return absl::InvalidArgumentError(absl::StrCat("bad number for '", key, "'"));
+      }
+      out.numbers[key] = value;
+      body.remove_prefix(end);
+    }
+    body = absl::StripLeadingAsciiWhitespace(body);
+    if (!body.empty() && !absl::ConsumePrefix(&body, ",")) {
+      return absl::InvalidArgumentError(absl::StrCat("expected ',' after '", key, "'"));
+    }
+    body = absl::StripLeadingAsciiWhitespace(body);
   }
+  return out;
+}
+
+absl::Status Require(const FlatObject& o, std::initializer_list<const char*> keys,
+                     const char* what) {
+  for (const char* key : keys) {
+    if (!o.numbers.count(key)) return absl::InvalidArgumentError(absl::StrCat(what, " lacks ", key));
+  }
+  return absl::OkStatus();
+}
+
+double Get(const FlatObject& o, const std::string& key, double otherwise = 0) {
+  auto it = o.numbers.find(key);
+  return it == o.numbers.end() ? otherwise : it->second;
+}
+
+}  // namespace
+
+absl::StatusOr<WorkerResult> ParseWorkerResult(const std::string& json) {
+  absl::StatusOr<FlatObject> o = ParseFlatObject(json);
+  if (!o.ok()) return absl::InvalidArgumentError(absl::StrCat("a worker result: ", o.status().message()));
+  absl::Status complete = Require(*o, {"rank", "test_accuracy", "samples_per_sec"}, "a worker result");
+  if (!complete.ok()) return complete;
   WorkerResult r;
-  r.rank = static_cast<int>(fields["rank"]);
-  r.clocks = static_cast<int>(fields["clocks"]);
-  r.test_accuracy = fields["test_accuracy"];
-  r.test_loss = fields["test_loss"];
-  r.samples_per_sec = fields["samples_per_sec"];
-  r.comm_share = fields["comm_share"];
-  r.bytes_per_iter = fields["bytes_per_iter"];
-  r.compression_ratio = fields.count("compression_ratio") ? fields["compression_ratio"] : 1.0;
-  r.seconds = fields["seconds"];
+  r.rank = static_cast<int>(Get(*o, "rank"));
+  r.clocks = static_cast<int>(Get(*o, "clocks"));
+  r.test_accuracy = Get(*o, "test_accuracy");
+  r.test_loss = Get(*o, "test_loss");
+  r.samples_per_sec = Get(*o, "samples_per_sec");
+  r.comm_share = Get(*o, "comm_share");
+  r.bytes_per_iter = Get(*o, "bytes_per_iter");
+  r.compression_ratio = Get(*o, "compression_ratio", 1.0);
+  r.seconds = Get(*o, "seconds");
   return r;
+}
+
+absl::StatusOr<LaunchSummary> ParseSummary(const std::string& json) {
+  absl::StatusOr<FlatObject> o = ParseFlatObject(json);
+  if (!o.ok()) return absl::InvalidArgumentError(absl::StrCat("a summary: ", o.status().message()));
+  absl::Status complete =
+      Require(*o, {"test_accuracy", "samples_per_sec", "comm_share", "bytes_per_iter"}, "a summary");
+  if (!complete.ok()) return complete;
+  LaunchSummary s;
+  s.run = o->strings["run"];
+  s.servers = static_cast<int>(Get(*o, "servers"));
+  s.workers = static_cast<int>(Get(*o, "workers"));
+  s.clocks = static_cast<int>(Get(*o, "clocks"));
+  s.seconds = Get(*o, "seconds");
+  s.test_accuracy = Get(*o, "test_accuracy");
+  s.test_accuracy_min = Get(*o, "test_accuracy_min");
+  s.samples_per_sec = Get(*o, "samples_per_sec");
+  s.comm_share = Get(*o, "comm_share");
+  s.bytes_per_iter = Get(*o, "bytes_per_iter");
+  s.staleness_p99 = Get(*o, "staleness_p99");
+  s.compression_ratio = Get(*o, "compression_ratio", 1.0);
+  return s;
 }
 
 LaunchSummary Summarize(const std::vector<WorkerResult>& results) {
@@ -73,7 +162,8 @@ std::string SummaryJson(const LaunchSummary& s) {
       "\"seconds\": %.3f, \"test_accuracy\": %.5f, \"test_accuracy_min\": %.5f, "
       "\"samples_per_sec\": %.2f, \"comm_share\": %.5f, \"bytes_per_iter\": %.1f, "
       "\"staleness_p99\": %.3f, \"compression_ratio\": %.3f}",
-      s.run, s.servers, s.workers, s.clocks, s.seconds, s.test_accuracy, s.test_accuracy_min,
+      absl::StrReplaceAll(s.run, {{"\\", "\\\\"}, {"\"", "\\\""}}), s.servers, s.workers,
+      s.clocks, s.seconds, s.test_accuracy, s.test_accuracy_min,
       s.samples_per_sec, s.comm_share, s.bytes_per_iter, s.staleness_p99, s.compression_ratio);
 }
 
@@ -81,7 +171,7 @@ std::string SummaryTable(const LaunchSummary& s) {
   Table t({"RUN", "CLOCKS", "SECONDS", "TEST ACC", "SAMPLES/S", "COMM SHARE", "BYTES/ITER",
            "STALENESS P99", "COMPRESSION"});
   t.Add({s.run, absl::StrCat(s.clocks), absl::StrFormat("%.1f", s.seconds),
-         absl::StrFormat("%.2f%%", 100 * s.test_accuracy), absl::StrFormat("%.0f", s.samples_per_sec),
+         s.test_accuracy < 0 ? std::string("-") : absl::StrFormat("%.2f%%", 100 * s.test_accuracy), absl::StrFormat("%.0f", s.samples_per_sec),
          absl::StrFormat("%.1f%%", 100 * s.comm_share), absl::StrFormat("%.0f", s.bytes_per_iter),
          absl::StrFormat("%.1f", s.staleness_p99), absl::StrFormat("%.1fx", s.compression_ratio)});
   return t.Render();
@@ -122,7 +212,7 @@ constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
 // One panel: axes, ticks and a polyline per series of (x, y).
 std::string Panel(const std::string& title, double x0, const std::vector<PlotSeries>& series,
                   bool accuracy) {
-  constexpr double kW = 420, kH = 300, kLeft = 60, kTop = 30, kPlotW = 340, kPlotH = 220;
+  constexpr double kH = 300, kLeft = 60, kTop = 30, kPlotW = 340, kPlotH = 220;
   double max_x = 1e-9, min_y = accuracy ? 1.0 : 0.0, max_y = accuracy ? 1.0 : 1e-9;
   for (const PlotSeries& s : series) {
     for (const HistoryPoint& p : s.points) {

@@ -25,7 +25,7 @@ struct WorkerResult {
   double seconds = 0;
 };
 
-// Parses one result file's JSON object (flat, numbers only).
+// Parses one result file's JSON object (flat: numbers and strings).
 absl::StatusOr<WorkerResult> ParseWorkerResult(const std::string& json);
 
 struct LaunchSummary {
@@ -45,6 +45,8 @@ struct LaunchSummary {
 
 LaunchSummary Summarize(const std::vector<WorkerResult>& results);
 std::string SummaryJson(const LaunchSummary& s);
+// The inverse of SummaryJson (what `leeway launch -o json` printed).
+absl::StatusOr<LaunchSummary> ParseSummary(const std::string& json);
 std::string SummaryTable(const LaunchSummary& s);
 
 struct HistoryPoint {

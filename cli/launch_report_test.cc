@@ -36,6 +36,28 @@ TEST_CASE("malformed worker results are refused") {
   CHECK_FALSE(ParseWorkerResult("[1, 2]").ok());
 }
 
+TEST_CASE("a summary survives its JSON form, commas and quotes in the name included") {
+  LaunchSummary s;
+  s.run = "SSP s=2, \"adaptive\"";
+  s.clocks = 1000;
+  s.test_accuracy = 0.955;
+  s.samples_per_sec = 9000;
+  s.comm_share = 0.25;
+  s.bytes_per_iter = 170000;
+  s.staleness_p99 = 3;
+  s.compression_ratio = 13.5;
+  auto back = ParseSummary(SummaryJson(s));
+  INFO(SummaryJson(s));
+  REQUIRE(back.ok());
+  CHECK(back->run == s.run);
+  CHECK(back->clocks == 1000);
+  CHECK(back->test_accuracy == Approx(0.955));
+  CHECK(back->comm_share == Approx(0.25));
+  CHECK(back->compression_ratio == Approx(13.5));
+  CHECK_FALSE(ParseSummary("{\"run\": \"x\"}").ok());
+  CHECK_FALSE(ParseSummary("{\"run\": \"unterminated}").ok());
+}
+
 TEST_CASE("history lines become plot points; the plot names every run") {
   auto points = ParseHistory("0.5,10,2.3,-1\nnot a line\n1.0,20,1.5,0.81\n");
   REQUIRE(points.size() == 2);

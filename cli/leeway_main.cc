@@ -60,6 +60,11 @@ ABSL_FLAG(std::string, plot, "", "launch: write an SVG of loss and accuracy here
 ABSL_FLAG(std::string, bin_dir, "", "launch: where the leeway-* binaries are");
 ABSL_FLAG(uint64_t, seed, 1, "launch: initial weights and data order");
 ABSL_FLAG(int, plan_window, 50, "launch: clocks between compression plans");
+ABSL_FLAG(std::string, profile, "",
+          "launch: gpt2-small|bert-base|resnet50 tensors with emulated compute (no MNIST)");
+ABSL_FLAG(double, gpu_ms, 100, "launch --profile: GPU forward+backward ms per iteration");
+ABSL_FLAG(double, straggler, 1, "launch --profile: the last worker's GPU time factor");
+ABSL_FLAG(double, jitter, 0, "launch --profile: per-iteration GPU time jitter (0.3: +-30%)");
 
 namespace leeway {
 namespace {
@@ -69,7 +74,9 @@ constexpr char kUsage[] =
     "[--watch N] status|staleness|throughput|layers|compression set <policy>|"
     "pause|resume|checkpoint\n"
     "       leeway launch [--servers S] [--workers W] [--staleness N|async] "
-    "[--compression none|adaptive|fixed:<codec>[:<density>]] [--model mlp] [--clocks N] "
+    "[--compression none|adaptive|fixed:<codec>[:<density>]] [--model mlp] "
+    "[--profile gpt2-small|bert-base|resnet50 [--gpu-ms MS] [--straggler F] [--jitter J]] "
+    "[--clocks N] "
     "[--transport sm|tcp] [--data-dir D] [--plot FILE.svg] [-o table|json]";
 
 // A call's outcome: the message, or a one-line error.
@@ -295,6 +302,10 @@ int Main(const std::vector<std::string>& args) {
     o.json = output == "json";
     o.seed = absl::GetFlag(FLAGS_seed);
     o.plan_window = absl::GetFlag(FLAGS_plan_window);
+    o.profile = absl::GetFlag(FLAGS_profile);
+    o.gpu_ms = absl::GetFlag(FLAGS_gpu_ms);
+    o.straggler = absl::GetFlag(FLAGS_straggler);
+    o.jitter = absl::GetFlag(FLAGS_jitter);
     return Launch(o);
   }
   const std::string coordinator = absl::GetFlag(FLAGS_coordinator);

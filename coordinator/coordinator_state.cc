@@ -297,7 +297,9 @@ void CoordinatorState::Replan(const char* why) {
   const ControllerPlan decided = DecidePlan(policy, config_.controller, job, layers);
   v1::CompressionPlan plan;
   plan.set_version(plan_.version() + 1);
-  plan.set_effective_clock(MaxWorkerClock() + 1);
+  // Later plans switch every worker at the same clock, after the fastest;
+  // the first (made when the layers are registered) applies from the start.
+  plan.set_effective_clock(plan_.version() == 0 ? 0 : MaxWorkerClock() + 1);
   plan.set_policy(PolicyName(policy_));
   plan.set_budget_bytes_per_iteration(decided.budget_bytes);
   for (const LayerDecision& d : decided.layers) {

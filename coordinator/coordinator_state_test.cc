@@ -62,6 +62,7 @@ TEST_CASE("plans start dense, then follow the controller every window") {
   REQUIRE(state.RegisterLayers(Layers()).ok());
   v1::CompressionPlan first = state.GetPlan();
   CHECK(first.version() == 1);
+  CHECK(first.effective_clock() == 0);  // from the start
   for (const auto& l : first.layers()) CHECK(l.codec() == v1::CODEC_NONE);
   // Workers report a slow network and a long backward pass.
   for (uint32_t rank : {w0->rank(), w1->rank()}) {

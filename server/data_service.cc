@@ -86,7 +86,7 @@ void DataService::OnClock(Message m) {
   reply.kind = MessageKind::kClock;
   if ((h.flags & kFlagInitial) != 0) {
     RememberPeer(m.peer, h.sender_rank);
-    reply.clock = core_->Join(h.sender_rank);
+    reply.clock = core_->Join(h.sender_rank, h.clock);
     LEEWAY_LOG(INFO) << "worker " << h.sender_rank << " joined at clock "
                      << reply.clock;
   } else {

@@ -54,7 +54,9 @@ class ServerCore {
   std::vector<Chunk*> Chunks() const;
 
   void Expect(uint32_t rank) { tracker_.Expect(rank); }
-  uint32_t Join(uint32_t rank) { return tracker_.Join(rank); }
+  uint32_t Join(uint32_t rank, uint32_t resume_at = 0) {
+    return tracker_.Join(rank, resume_at);
+  }
   void Leave(uint32_t rank) { tracker_.Leave(rank); }
 
   // Initial values (first writer wins); true when these were taken.

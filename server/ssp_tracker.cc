@@ -81,18 +81,22 @@ void SspTracker::Expect(uint32_t rank) {
   if (workers_.find(rank) == workers_.end()) workers_[rank] = Worker();
 }
 
-uint32_t SspTracker::Join(uint32_t rank) {
+uint32_t SspTracker::Join(uint32_t rank, uint32_t resume_at) {
   std::vector<PullDone> ready;
   uint32_t clock;
   {
     absl::MutexLock lock(&mu_);
     auto it = workers_.find(rank);
-    if (it != workers_.end() && it->second.live) return it->second.view;
-    uint32_t start = MinClockLocked();
-    if (start == std::numeric_limits<uint32_t>::max()) {
-      // Nobody is live: continue from the highest view seen, else 0.
-      start = 0;
-      for (const auto& [r, w] : workers_) start = std::max(start, w.view);
+    const bool live = it != workers_.end() && it->second.live;
+    if (live && it->second.view >= resume_at) return it->second.view;
+    uint32_t start = resume_at;
+    if (!live && resume_at == 0) {
+      start = MinClockLocked();
+      if (start == std::numeric_limits<uint32_t>::max()) {
+        // Nobody is live: continue from the highest view seen, else 0.
+        start = 0;
+        for (const auto& [r, w] : workers_) start = std::max(start, w.view);
+      }
     }
     Worker w;
     w.view = start;

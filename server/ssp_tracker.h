@@ -65,7 +65,11 @@ class SspTracker {
   void Expect(uint32_t rank);
   // Joins (or rejoins) a worker at the current min_clock (0 when it is the
   // first); returns that clock. A live worker joining again keeps its view.
-  uint32_t Join(uint32_t rank);
+  // A worker that names the clock it is at (`resume_at` > 0: it reconnects
+  // to a server restarted from a checkpoint) resumes there: its view moves
+  // up to `resume_at` (the pushes of the clocks in between were lost with
+  // the server's state) and never back.
+  uint32_t Join(uint32_t rank, uint32_t resume_at = 0);
   // Declares a worker dead; parked pulls of the others re-check.
   void Leave(uint32_t rank);
 

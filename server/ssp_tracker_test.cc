@@ -160,6 +160,31 @@ TEST_CASE("a dead worker releases the others' parked pulls") {
   CHECK(t.MinClock() == 1);
 }
 
+TEST_CASE("workers resume at their own clocks after a restore from a checkpoint") {
+  // The checkpoint had both workers at clock 3; they had gone on to 7 and 6.
+  SspTracker t(1);
+  t.RestoreView(0, 3);
+  t.RestoreView(1, 3);
+  CHECK(t.Join(0, 7) == 7);
+  Answer a;
+  t.Pull(0, 7, kLater, a.Callback());
+  CHECK_FALSE(a.called);  // worker 1 is still at 3 here
+  CHECK(t.Join(1, 6) == 6);
+  CHECK(a.called);  // 6 + 1 >= 7
+  CHECK(a.status.ok());
+  // The next CLOCK is the one after the resumed clock; old ones are refused.
+  CHECK(t.Clock(0, 5, 0).code() == absl::StatusCode::kInvalidArgument);
+  REQUIRE(t.Clock(0, 8, 0).ok());
+  CHECK(*t.ViewOf(0) == 8);
+  // Never backwards: a stale resume keeps the view; a plain join too.
+  CHECK(t.Join(0, 2) == 8);
+  CHECK(t.Join(0) == 8);
+  // A worker the restored server never saw resumes at its clock, not at
+  // min_clock.
+  CHECK(t.Join(2, 5) == 5);
+  CHECK(t.MinClock() == 5);
+}
+
 TEST_CASE("parked pulls expire with DEADLINE_EXCEEDED") {
   SspTracker t(0);
   t.Join(0);

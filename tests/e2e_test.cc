@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "admin.pb.h"
@@ -53,7 +54,7 @@ std::string ReadAll(const std::string& path) {
 }
 
 // `leeway launch -o json` with `flags`; returns its summary.
-absl::StatusOr<WorkerResult> LaunchAndSummarize(const std::vector<std::string>& flags,
+absl::StatusOr<LaunchSummary> LaunchAndSummarize(const std::vector<std::string>& flags,
                                                 std::string* summary_json) {
   const std::string dir = MakeTempDir("launch");
   std::vector<std::string> argv = {RunfilePath("cli/leeway"), "launch", "-o", "json",
@@ -73,8 +74,7 @@ absl::StatusOr<WorkerResult> LaunchAndSummarize(const std::vector<std::string>& 
     if (it->rfind("{", 0) != 0) continue;
     *summary_json = *it;
     std::printf("leeway launch %s: %s\n", absl::StrJoin(flags, " ").c_str(), it->c_str());
-    // The summary carries the fields a worker result does (and more).
-    return ParseWorkerResult(absl::StrCat("{\"rank\": 0, ", it->substr(it->find("\"clocks\""))));
+    return ParseSummary(*it);
   }
   return absl::InternalError(absl::StrCat("no JSON summary in:\n", out));
 }
@@ -98,6 +98,22 @@ TEST_CASE("BSP, SSP with top-k and ASP with adaptive compression all learn MNIST
     CHECK(run->compression_ratio > 2.0);
     CHECK(run->bytes_per_iter < bsp->bytes_per_iter);
   }
+}
+
+TEST_CASE("a --profile run pushes ResNet-50's tensors through the cluster") {
+  std::string json;
+  auto run = LaunchAndSummarize({"--profile=resnet50", "--clocks=6", "--gpu-ms=50",
+                                 "--staleness=1", "--compression=fixed:topk:0.01",
+                                 "--straggler=1.5", "--jitter=0.3"},
+                                &json);
+  INFO(run.status().ToString() << " " << json);
+  REQUIRE(run.ok());
+  CHECK(run->test_accuracy < 0);  // no model to evaluate
+  CHECK(run->clocks == 6);
+  CHECK(run->compression_ratio > 20);  // the plan applies from clock 0
+  // Pushes of ~1% of 25.6M parameters, pulls of what changed.
+  CHECK(run->bytes_per_iter > 1e6);
+  CHECK(run->samples_per_sec > 0);
 }
 
 // The pids of `parent`'s children.
@@ -151,62 +167,131 @@ TEST_CASE("Ctrl-C on leeway launch stops every child") {
   CHECK((*launch)->Output().find("interrupted") != std::string::npos);
 }
 
+struct ClusterOptions {
+  std::string policy = "none";
+  std::vector<std::string> server_flags;
+  std::vector<std::string> worker_flags;
+};
+
+// A coordinator, two servers and four leeway-worker processes, started by
+// the test (so that it can kill and restart them). "{shard}" in a server
+// flag becomes the server's shard.
 struct Cluster {
   std::string dir;
   std::string coordinator;
   std::unique_ptr<Subprocess> coordinator_process;
+  std::vector<std::vector<std::string>> server_argv;
   std::vector<std::unique_ptr<Subprocess>> servers, workers;
+
+  absl::Status StartServer(int i) {
+    auto server = Subprocess::Start(server_argv[i], LoopbackUcxEnvironment(),
+                                    absl::StrCat(dir, "/server", i, ".log"));
+    if (!server.ok()) return server.status();
+    servers[i] = *std::move(server);
+    return absl::OkStatus();
+  }
 };
+
+void StartCluster(const std::string& name, const ClusterOptions& o, Cluster* c) {
+  c->dir = MakeTempDir(name);
+  std::ofstream(c->dir + "/token") << "e2e-token\n";
+  const auto env = LoopbackUcxEnvironment();
+  const std::string token = "--token_file=" + c->dir + "/token";
+  auto coordinator = Subprocess::Start(
+      {RunfilePath("coordinator/leeway-coordinator"), "--listen=127.0.0.1:0", token,
+       "--workers=4", "--servers=2", "--staleness=2", "--policy=" + o.policy,
+       "--heartbeat_interval_ms=200", "--heartbeat_timeout_ms=2000", "--metrics_port=-1",
+       "--ready_file=" + c->dir + "/coordinator.ready"},
+      env, c->dir + "/coordinator.log");
+  REQUIRE(coordinator.ok());
+  c->coordinator_process = *std::move(coordinator);
+  auto ready = WaitForFile(c->dir + "/coordinator.ready", absl::Now() + absl::Seconds(30));
+  REQUIRE(ready.ok());
+  c->coordinator = "127.0.0.1:" + std::vector<std::string>(absl::StrSplit(*ready, '\n'))[0];
+  c->servers.resize(2);
+  for (int i = 0; i < 2; ++i) {
+    std::vector<std::string> argv = {
+        RunfilePath("server/leeway-server"), "--listen=127.0.0.1:0", token,
+        "--coordinator=" + c->coordinator, absl::StrCat("--shard=", i), "--threads=1",
+        "--metrics_port=-1", "--advertise_host=127.0.0.1"};
+    argv.insert(argv.end(), o.server_flags.begin(), o.server_flags.end());
+    for (std::string& flag : argv) flag = absl::StrReplaceAll(flag, {{"{shard}", absl::StrCat(i)}});
+    c->server_argv.push_back(argv);
+    REQUIRE(c->StartServer(i).ok());
+  }
+  for (int i = 0; i < 4; ++i) {
+    std::vector<std::string> argv = {RunfilePath("worker/leeway-worker"),
+                                     "--coordinator=" + c->coordinator, token,
+                                     absl::StrCat("--rank=", i), "--data_dir=" + MnistDir()};
+    argv.insert(argv.end(), o.worker_flags.begin(), o.worker_flags.end());
+    auto worker = Subprocess::Start(argv, env, absl::StrCat(c->dir, "/worker", i, ".log"));
+    REQUIRE(worker.ok());
+    c->workers.push_back(*std::move(worker));
+  }
+}
+
+// Waits until worker `rank` logs clock `clock`.
+void AwaitClock(Cluster& c, int rank, int clock) {
+  const std::string line = absl::StrCat("clock ", clock, " ");
+  const absl::Time until = absl::Now() + absl::Seconds(120);
+  while (c.workers[rank]->Output().find(line) == std::string::npos && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  INFO(c.workers[rank]->Output());
+  REQUIRE(c.workers[rank]->Output().find(line) != std::string::npos);
+}
+
+// Waits for worker `rank` to exit 0 and returns its result.
+WorkerResult AwaitResult(Cluster& c, int rank) {
+  absl::StatusOr<int> code = c.workers[rank]->Wait(absl::Now() + absl::Seconds(180));
+  const std::string out = c.workers[rank]->Output();
+  INFO("worker " << rank << ":\n" << out);
+  REQUIRE(code.ok());
+  REQUIRE(*code == 0);
+  const size_t at = out.find("RESULT ");
+  REQUIRE(at != std::string::npos);
+  absl::StatusOr<WorkerResult> result =
+      ParseWorkerResult(out.substr(at + 7, out.find('\n', at) - at - 7));
+  REQUIRE(result.ok());
+  return *result;
+}
+
+TEST_CASE("a server killed mid-training and restarted from its checkpoint: the job finishes") {
+  Cluster c;
+  ClusterOptions o;
+  o.policy = "adaptive";
+  const std::string checkpoints = MakeTempDir("checkpoints");
+  o.server_flags = {"--checkpoint_dir=" + checkpoints + "/shard{shard}",
+                    "--checkpoint_interval=0.5"};
+  o.worker_flags = {"--hidden=256", "--clocks=1000", "--learning_rate=0.1", "--log_every=20",
+                    "--server_wait=60"};
+  StartCluster("server_restart", o, &c);
+  AwaitClock(c, 0, 200);
+  c.servers[1]->Signal(SIGKILL);
+  REQUIRE(c.servers[1]->Wait(absl::Now() + absl::Seconds(10)).value_or(0) == 128 + SIGKILL);
+  absl::SleepFor(absl::Milliseconds(500));
+  REQUIRE(c.StartServer(1).ok());
+  std::vector<WorkerResult> results;
+  for (int i = 0; i < 4; ++i) results.push_back(AwaitResult(c, i));
+  for (int i = 0; i < 4; ++i) {
+    INFO("worker " << i << ":\n" << c.workers[i]->Output());
+    CHECK(c.workers[i]->Output().find("server 1 is back") != std::string::npos);
+  }
+  const std::string restarted = c.servers[1]->Output();
+  INFO(restarted);
+  CHECK(restarted.find("restored") != std::string::npos);
+  CHECK(results[0].test_accuracy >= 0.94);
+}
 
 TEST_CASE("a worker killed mid-training: the others finish and it shows as dead") {
   Cluster c;
-  c.dir = MakeTempDir("dead_worker");
-  std::ofstream(c.dir + "/token") << "e2e-token\n";
-  const auto env = LoopbackUcxEnvironment();
-  const std::string token = "--token_file=" + c.dir + "/token";
-  auto coordinator = Subprocess::Start(
-      {RunfilePath("coordinator/leeway-coordinator"), "--listen=127.0.0.1:0", token,
-       "--workers=4", "--servers=2", "--staleness=2", "--policy=none",
-       "--heartbeat_interval_ms=200", "--heartbeat_timeout_ms=2000", "--metrics_port=-1",
-       "--ready_file=" + c.dir + "/coordinator.ready"},
-      env, c.dir + "/coordinator.log");
-  REQUIRE(coordinator.ok());
-  c.coordinator_process = *std::move(coordinator);
-  auto ready = WaitForFile(c.dir + "/coordinator.ready", absl::Now() + absl::Seconds(30));
-  REQUIRE(ready.ok());
-  c.coordinator = "127.0.0.1:" + std::vector<std::string>(absl::StrSplit(*ready, '\n'))[0];
-  for (int i = 0; i < 2; ++i) {
-    auto server = Subprocess::Start(
-        {RunfilePath("server/leeway-server"), "--listen=127.0.0.1:0", token,
-         "--coordinator=" + c.coordinator, absl::StrCat("--shard=", i), "--threads=1",
-         "--metrics_port=-1", "--advertise_host=127.0.0.1"},
-        env, absl::StrCat(c.dir, "/server", i, ".log"));
-    REQUIRE(server.ok());
-    c.servers.push_back(*std::move(server));
-  }
-  for (int i = 0; i < 4; ++i) {
-    auto worker = Subprocess::Start(
-        {RunfilePath("worker/leeway-worker"), "--coordinator=" + c.coordinator, token,
-         absl::StrCat("--rank=", i), "--data_dir=" + MnistDir(), "--hidden=32",
-         "--clocks=400", "--log_every=20"},
-        env, absl::StrCat(c.dir, "/worker", i, ".log"));
-    REQUIRE(worker.ok());
-    c.workers.push_back(*std::move(worker));
-  }
+  ClusterOptions o;
+  o.worker_flags = {"--hidden=32", "--clocks=400", "--log_every=20"};
+  StartCluster("dead_worker", o, &c);
   // Kill worker 3 once it is well into training.
-  const absl::Time until = absl::Now() + absl::Seconds(90);
-  while (c.workers[3]->Output().find("clock 100 ") == std::string::npos && absl::Now() < until) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  REQUIRE(c.workers[3]->Output().find("clock 100 ") != std::string::npos);
+  AwaitClock(c, 3, 100);
   c.workers[3]->Signal(SIGKILL);
-  for (int i = 0; i < 3; ++i) {
-    absl::StatusOr<int> code = c.workers[i]->Wait(absl::Now() + absl::Seconds(120));
-    INFO("worker " << i << ":\n" << c.workers[i]->Output());
-    REQUIRE(code.ok());
-    CHECK(*code == 0);
-    CHECK(c.workers[i]->Output().find("RESULT") != std::string::npos);
-  }
+  for (int i = 0; i < 3; ++i) AwaitResult(c, i);
   auto staleness = Subprocess::Start(
       {RunfilePath("cli/leeway"), "--coordinator=" + c.coordinator,
        "--token-file=" + c.dir + "/token", "-o", "json", "staleness"},

@@ -14,10 +14,11 @@ absl::Status ServerClient::Wait(const Ticket& ticket) {
   return transport_->Wait(ticket, absl::InfiniteFuture());
 }
 
-absl::StatusOr<uint32_t> ServerClient::Join() {
+absl::StatusOr<uint32_t> ServerClient::Join(uint32_t resume_at) {
   WireHeader h;
   h.kind = MessageKind::kClock;
   h.flags = kFlagInitial;
+  h.clock = resume_at;
   Ticket call = transport_->Call(server_, h, {}, {}, Deadline());
   absl::Status status = Wait(call);
   if (!status.ok()) return status;

@@ -32,8 +32,10 @@ class ServerClient {
  public:
   ServerClient(Transport* transport, PeerId server, absl::Duration timeout);
 
-  // Joins; returns the clock this worker starts at.
-  absl::StatusOr<uint32_t> Join();
+  // Joins; returns the clock this worker starts at. `resume_at` > 0 names
+  // the clock the worker is at when it rejoins a restarted server (the
+  // server resumes it there: ssp_tracker.h).
+  absl::StatusOr<uint32_t> Join(uint32_t resume_at = 0);
   // Sends initial values; true if the server took them (first writer).
   absl::StatusOr<bool> Initialize(uint32_t layer, uint32_t chunk,
                                   absl::Span<const float> values);

@@ -10,7 +10,9 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <memory>
 #include <fstream>
 #include <numeric>
 #include <random>
@@ -27,6 +29,9 @@
 #include "core/common/token_file.h"
 #include "worker/mlp.h"
 #include "worker/mnist.h"
+#include "worker/profile_model.h"
+#include "worker/profile_trainer.h"
+#include "worker/progress.h"
 #include "worker/worker.h"
 
 extern "C" void openblas_set_num_threads(int);
@@ -50,6 +55,14 @@ ABSL_FLAG(int, log_every, 50, "clocks between progress lines");
 ABSL_FLAG(bool, eval_all, false, "every rank evaluates the test set when logging");
 ABSL_FLAG(int, report_every, 10, "clocks between statistics reports");
 ABSL_FLAG(int, blas_threads, 1, "OpenBLAS threads");
+ABSL_FLAG(std::string, profile, "",
+          "communication study: gpt2-small, bert-base or resnet50 tensors with emulated "
+          "compute instead of the MNIST MLP");
+ABSL_FLAG(double, gpu_ms, 100, "--profile: forward + backward milliseconds per iteration");
+ABSL_FLAG(double, slowdown, 1, "--profile: this worker's GPU time factor (stragglers)");
+ABSL_FLAG(double, jitter, 0, "--profile: per-iteration GPU time jitter, e.g. 0.3 for +-30%");
+ABSL_FLAG(int, server_wait, 120,
+          "seconds to wait for a lost server to come back before giving up");
 ABSL_FLAG(std::string, result_file, "", "write the final JSON summary here");
 ABSL_FLAG(std::string, history_file, "",
           "append seconds,clock,loss,test_accuracy lines here when logging");
@@ -63,14 +76,7 @@ const std::vector<FlagEnv> kEnvironment = {
     {"advertise_host", "LEEWAY_ADVERTISE_HOST"}, {"data_dir", "LEEWAY_DATA_DIR"},
 };
 
-volatile sig_atomic_t g_stop = 0;
-
-// Totals over the run, for the summary.
-struct RunTotals {
-  double iteration_ms = 0, comm_ms = 0;
-  uint64_t bytes = 0, dense_bytes = 0, push_bytes = 0, samples = 0;
-  int iterations = 0;
-};
+std::atomic<bool> g_stop{false};
 
 absl::StatusOr<std::vector<int>> Widths(const std::string& hidden) {
   std::vector<int> widths = {28 * 28};
@@ -130,7 +136,65 @@ int Fail(const absl::Status& status, const std::string& what) {
   return 1;
 }
 
-int Run() {
+absl::StatusOr<std::unique_ptr<Worker>> ConnectWorker() {
+  WorkerOptions options;
+  options.coordinator = absl::GetFlag(FLAGS_coordinator);
+  if (!absl::GetFlag(FLAGS_token_file).empty()) {
+    absl::StatusOr<std::string> token = ReadTokenFile(absl::GetFlag(FLAGS_token_file));
+    if (!token.ok()) return token.status();
+    options.token = *token;
+  }
+  options.job_id = absl::GetFlag(FLAGS_job_id);
+  options.host = absl::GetFlag(FLAGS_advertise_host);
+  options.connect = absl::GetFlag(FLAGS_connect);
+  if (absl::GetFlag(FLAGS_rank) >= 0) options.rank = absl::GetFlag(FLAGS_rank);
+  options.momentum = absl::GetFlag(FLAGS_momentum);
+  options.report_every = absl::GetFlag(FLAGS_report_every);
+  options.server_recovery_timeout = absl::Seconds(absl::GetFlag(FLAGS_server_wait));
+  return Worker::Connect(options);
+}
+
+std::unique_ptr<Progress> MakeProgress(const Worker& worker) {
+  return std::make_unique<Progress>(worker.rank(), absl::GetFlag(FLAGS_clocks),
+                                    absl::GetFlag(FLAGS_log_every),
+                                    absl::GetFlag(FLAGS_history_file));
+}
+
+int Finish(const std::string& summary) {
+  std::printf("RESULT %s\n", summary.c_str());
+  std::fflush(stdout);
+  if (!absl::GetFlag(FLAGS_result_file).empty()) {
+    std::ofstream out(absl::GetFlag(FLAGS_result_file));
+    out << summary << "\n";
+    if (!out) return Fail(absl::InternalError("write failed"), "result file");
+  }
+  return g_stop ? 130 : 0;
+}
+
+int TrainProfile() {
+  ProfileOptions o;
+  o.model = absl::GetFlag(FLAGS_profile);
+  o.gpu_ms = absl::GetFlag(FLAGS_gpu_ms);
+  o.batch = static_cast<uint32_t>(std::max(1, absl::GetFlag(FLAGS_batch)));
+  o.slowdown = absl::GetFlag(FLAGS_slowdown);
+  o.jitter = absl::GetFlag(FLAGS_jitter);
+  o.seed = absl::GetFlag(FLAGS_seed);
+  o.clocks = absl::GetFlag(FLAGS_clocks);
+  o.learning_rate = absl::GetFlag(FLAGS_learning_rate);
+  if (!ProfileModel(o.model).ok()) return Fail(ProfileModel(o.model).status(), "--profile");
+  if (o.gpu_ms < 0 || o.slowdown <= 0 || o.jitter < 0 || o.jitter >= 1) {
+    return Fail(absl::InvalidArgumentError("need --gpu_ms >= 0, --slowdown > 0, 0 <= --jitter < 1"),
+                "--profile");
+  }
+  absl::StatusOr<std::unique_ptr<Worker>> worker = ConnectWorker();
+  if (!worker.ok()) return Fail(worker.status(), "connect");
+  std::unique_ptr<Progress> progress = MakeProgress(**worker);
+  absl::Status ran = RunProfile(**worker, o, *progress, g_stop);
+  if (!ran.ok()) return Fail(ran, "profile " + o.model);
+  return Finish(progress->Result(-1, 0));
+}
+
+int TrainMnist() {
   openblas_set_num_threads(std::max(1, absl::GetFlag(FLAGS_blas_threads)));
   absl::StatusOr<std::vector<int>> widths = Widths(absl::GetFlag(FLAGS_hidden));
   if (!widths.ok()) return Fail(widths.status(), "model");
@@ -140,21 +204,7 @@ int Run() {
   if (!train.ok()) return Fail(train.status(), "training data (deploy/fetch-mnist.sh makes it)");
   absl::StatusOr<Dataset> test = ReadMnist(absl::GetFlag(FLAGS_data_dir), false);
   if (!test.ok()) return Fail(test.status(), "test data");
-
-  WorkerOptions options;
-  options.coordinator = absl::GetFlag(FLAGS_coordinator);
-  if (!absl::GetFlag(FLAGS_token_file).empty()) {
-    absl::StatusOr<std::string> token = ReadTokenFile(absl::GetFlag(FLAGS_token_file));
-    if (!token.ok()) return Fail(token.status(), "token");
-    options.token = *token;
-  }
-  options.job_id = absl::GetFlag(FLAGS_job_id);
-  options.host = absl::GetFlag(FLAGS_advertise_host);
-  options.connect = absl::GetFlag(FLAGS_connect);
-  if (absl::GetFlag(FLAGS_rank) >= 0) options.rank = absl::GetFlag(FLAGS_rank);
-  options.momentum = absl::GetFlag(FLAGS_momentum);
-  options.report_every = absl::GetFlag(FLAGS_report_every);
-  absl::StatusOr<std::unique_ptr<Worker>> connected = Worker::Connect(options);
+  absl::StatusOr<std::unique_ptr<Worker>> connected = ConnectWorker();
   if (!connected.ok()) return Fail(connected.status(), "connect");
   Worker& worker = **connected;
 
@@ -182,20 +232,12 @@ int Run() {
               worker.staleness() < 0 ? "async" : absl::StrCat(worker.staleness()).c_str());
   std::fflush(stdout);
 
-  std::ofstream history;
-  if (!absl::GetFlag(FLAGS_history_file).empty()) {
-    history.open(absl::GetFlag(FLAGS_history_file), std::ios::app);
-  }
   const int clocks = absl::GetFlag(FLAGS_clocks);
   const int batch = absl::GetFlag(FLAGS_batch);
-  const int log_every = std::max(1, absl::GetFlag(FLAGS_log_every));
   const bool evaluates = rank == 0 || absl::GetFlag(FLAGS_eval_all);
-  const absl::Time start = absl::Now();
-  RunTotals totals;
+  std::unique_ptr<Progress> progress = MakeProgress(worker);
   std::vector<float> x;
   std::vector<uint8_t> labels;
-  double window_loss = 0;
-  int window = 0;
   while (static_cast<int>(worker.clock()) < clocks && !g_stop && !worker.stop_requested()) {
     absl::Status pulled = PullAll(worker, *mlp);
     if (!pulled.ok()) return Fail(pulled, absl::StrCat("pull at clock ", worker.clock()));
@@ -207,41 +249,10 @@ int Run() {
     IterationInfo info{*loss, static_cast<uint32_t>(batch), mlp->last_backward_ms()};
     absl::Status clocked = worker.Clock(info);
     if (!clocked.ok()) return Fail(clocked, absl::StrCat("clock ", worker.clock()));
-    const IterationStats& it = worker.last_iteration();
-    totals.iteration_ms += it.iteration_ms;
-    totals.comm_ms += it.pull_wait_ms + it.push_wait_ms;
-    totals.bytes += it.bytes_sent + it.bytes_received;
-    totals.dense_bytes += it.dense_bytes;
-    totals.push_bytes += it.push_bytes;
-    totals.samples += batch;
-    ++totals.iterations;
-    window_loss += *loss;
-    ++window;
-    if (static_cast<int>(worker.clock()) % log_every == 0 ||
-        static_cast<int>(worker.clock()) == clocks) {
-      const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-      std::string accuracy = "-";
-      double acc = -1;
-      if (evaluates) {
-        acc = mlp->Accuracy(test->images, test->labels).value_or(-1);
-        accuracy = absl::StrFormat("%.4f", acc);
-      }
-      std::printf(
-          "worker %u clock %u loss %.4f test_accuracy %s samples/s %.0f comm_share %.3f "
-          "bytes/iter %.0f compression %.1fx %s\n",
-          rank, worker.clock(), window_loss / window, accuracy.c_str(),
-          totals.samples / (totals.iteration_ms / 1000), totals.comm_ms / totals.iteration_ms,
-          double(totals.bytes) / totals.iterations,
-          totals.push_bytes > 0 ? double(totals.dense_bytes) / totals.push_bytes : 1.0,
-          worker.PlanSummary().c_str());
-      std::fflush(stdout);
-      if (history.is_open()) {
-        history << absl::StrFormat("%.3f,%u,%.5f,%.5f\n", seconds, worker.clock(),
-                                   window_loss / window, acc);
-        history.flush();
-      }
-      window_loss = 0;
-      window = 0;
+    progress->Iteration(worker.last_iteration(), *loss, static_cast<uint32_t>(batch));
+    if (progress->Due(worker.clock())) {
+      const double accuracy = evaluates ? mlp->Accuracy(test->images, test->labels).value_or(-1) : -1;
+      progress->Log(worker.clock(), accuracy, worker.PlanSummary());
     }
   }
   // The final model: with SSP, advance past the bound without pushing so
@@ -256,24 +267,7 @@ int Run() {
   if (!pulled.ok()) return Fail(pulled, "final pull");
   const double accuracy = mlp->Accuracy(test->images, test->labels).value_or(0);
   const double test_loss = mlp->Loss(test->images, test->labels).value_or(0);
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  const std::string summary = absl::StrFormat(
-      "{\"rank\": %u, \"clocks\": %d, \"test_accuracy\": %.5f, \"test_loss\": %.5f, "
-      "\"samples_per_sec\": %.2f, \"comm_share\": %.5f, \"bytes_per_iter\": %.1f, "
-      "\"compression_ratio\": %.3f, \"seconds\": %.3f}",
-      rank, totals.iterations, accuracy, test_loss,
-      totals.iteration_ms > 0 ? totals.samples / (totals.iteration_ms / 1000) : 0.0,
-      totals.iteration_ms > 0 ? totals.comm_ms / totals.iteration_ms : 0.0,
-      totals.iterations > 0 ? double(totals.bytes) / totals.iterations : 0.0,
-      totals.push_bytes > 0 ? double(totals.dense_bytes) / totals.push_bytes : 1.0, seconds);
-  std::printf("RESULT %s\n", summary.c_str());
-  std::fflush(stdout);
-  if (!absl::GetFlag(FLAGS_result_file).empty()) {
-    std::ofstream out(absl::GetFlag(FLAGS_result_file));
-    out << summary << "\n";
-    if (!out) return Fail(absl::InternalError("write failed"), "result file");
-  }
-  return g_stop ? 130 : 0;
+  return Finish(progress->Result(accuracy, test_loss));
 }
 
 }  // namespace
@@ -283,5 +277,5 @@ int main(int argc, char** argv) {
   leeway::InitMain(argc, argv, leeway::kEnvironment);
   signal(SIGINT, [](int) { leeway::g_stop = 1; });
   signal(SIGTERM, [](int) { leeway::g_stop = 1; });
-  return leeway::Run();
+  return absl::GetFlag(FLAGS_profile).empty() ? leeway::TrainMnist() : leeway::TrainProfile();
 }

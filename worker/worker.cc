@@ -25,16 +25,6 @@ CodecParams ParamsFromPlan(const v1::LayerPlan& plan, int threads) {
   return p;
 }
 
-absl::StatusOr<std::pair<std::string, uint16_t>> SplitHostPort(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  uint32_t port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
-      port == 0 || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("bad data address '", address, "'"));
-  }
-  return std::make_pair(address.substr(0, colon), static_cast<uint16_t>(port));
-}
-
 }  // namespace
 
 Worker::Impl::~Impl() {
@@ -113,22 +103,14 @@ absl::Status Worker::Impl::RegisterLayers(const std::vector<LayerDefinition>& de
   for (const v1::Member& m : map->servers()) {
     auto link = std::make_unique<ServerLink>();
     link->rank = m.rank();
-    absl::StatusOr<PeerId> peer;
-    if (options.connect == "sockaddr") {
-      absl::StatusOr<std::pair<std::string, uint16_t>> hp = SplitHostPort(m.data_address());
-      if (!hp.ok()) return hp.status();
-      peer = transport->Connect(hp->first, hp->second);
-    } else {
-      peer = transport->ConnectToWorkerAddress(m.ucx_worker_address());
+    absl::StatusOr<PeerId> peer = ConnectServer(m);
+    if (!peer.ok()) return peer.status();
+    {
+      absl::MutexLock lock(&link->mu);
+      link->peer = *peer;
+      link->incarnation = m.incarnation();
+      link->client = std::make_shared<ServerClient>(transport.get(), *peer, options.timeout);
     }
-    if (!peer.ok()) {
-      return absl::Status(peer.status().code(), absl::StrCat("cannot connect to server ", m.rank(),
-                                                             ": ", peer.status().message()));
-    }
-    link->peer = *peer;
-    link->client = std::make_unique<ServerClient>(transport.get(), *peer, options.timeout);
-    LEEWAY_LOG(INFO) << "connected to server " << m.rank() << " over "
-                     << transport->PeerTransportName(*peer).value_or("?");
     by_rank[m.rank()] = link.get();
     servers.push_back(std::move(link));
   }
@@ -164,17 +146,31 @@ absl::Status Worker::Impl::RegisterLayers(const std::vector<LayerDefinition>& de
   // Join every server (the latest start clock wins), then offer the
   // initial values: the first worker's are kept.
   for (auto& server : servers) {
+    absl::MutexLock lock(&server->mu);
     absl::StatusOr<uint32_t> start = server->client->Join();
     if (!start.ok()) return start.status();
+    server->view = *start;
     clock = std::max(clock, *start);
+  }
+  for (auto& server : servers) {  // servers that started this worker earlier
+    absl::MutexLock lock(&server->mu);
+    if (server->view == clock) continue;
+    absl::StatusOr<uint32_t> start = server->client->Join(clock);
+    if (!start.ok()) return start.status();
+    server->view = *start;
   }
   for (size_t i = 0; i < layers.size(); ++i) {
     for (const ChunkState& c : layers[i].chunks) {
       const auto values = absl::MakeConstSpan(defs[i].initial).subspan(c.offset, c.elements);
       const absl::Time until = absl::Now() + kChunkDeclareWait;
       absl::StatusOr<bool> init;
+      std::shared_ptr<ServerClient> client;
+      {
+        absl::MutexLock lock(&c.server->mu);
+        client = c.server->client;
+      }
       do {
-        init = c.server->client->Initialize(static_cast<uint32_t>(i), c.chunk, values);
+        init = client->Initialize(static_cast<uint32_t>(i), c.chunk, values);
         if (!init.ok() && init.status().code() == absl::StatusCode::kNotFound) {
           absl::SleepFor(absl::Milliseconds(50));
         }
@@ -188,7 +184,13 @@ absl::Status Worker::Impl::RegisterLayers(const std::vector<LayerDefinition>& de
     }
   }
   session->SetClock(clock);
-  if (std::optional<v1::CompressionPlan> plan = session->TakePlan()) next_plan = *plan;
+  // The plan in force now, so that the first iterations are compressed
+  // too (the heartbeat thread fetches the later ones).
+  absl::StatusOr<v1::CompressionPlan> current = session->client().GetPlan(0);
+  if (current.ok() && current->version() > 0) next_plan = *current;
+  if (std::optional<v1::CompressionPlan> plan = session->TakePlan()) {
+    if (!next_plan || plan->version() > next_plan->version()) next_plan = *plan;
+  }
   if (next_plan && next_plan->effective_clock() <= clock) ApplyPlan(*next_plan);
   StartThreads();
   iteration_start = absl::Now();
@@ -209,7 +211,8 @@ void Worker::Impl::ApplyPlan(const v1::CompressionPlan& plan) {
 
 absl::Status Worker::Impl::WaitAccounted(const Ticket& ticket, double* blocked_ms) {
   const absl::Time start = absl::Now();
-  absl::Status status = ticket.Wait(start + options.timeout);
+  // A lost server may be restarted meanwhile (worker_recovery.cc).
+  absl::Status status = ticket.Wait(start + options.timeout + options.server_recovery_timeout);
   *blocked_ms += absl::ToDoubleMilliseconds(absl::Now() - start);
   return status;
 }
@@ -224,7 +227,7 @@ absl::Status Worker::Impl::Clock(const IterationInfo& info) {
   if (!pushed.ok()) return pushed;
   const absl::Time clock_start = absl::Now();
   for (auto& server : servers) {
-    absl::Status s = server->client->Clock(clock + 1, server->pushes.exchange(0));
+    absl::Status s = SendClock(server.get(), clock + 1);
     if (!s.ok()) {
       return absl::Status(s.code(), absl::StrCat("CLOCK ", clock + 1, " to server ",
                                                  server->rank, ": ", s.message()));

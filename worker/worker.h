@@ -22,9 +22,15 @@
 // blocked (pull wait, push wait) for the iteration statistics that go to
 // the coordinator every `report_every` clocks.
 //
+// A server that dies is waited for (`server_recovery_timeout`) until the
+// coordinator lists it alive again (restarted from its checkpoint); the
+// worker reconnects, resumes at its own clock and goes on, the pushes in
+// flight to the dead server lost with the updates since its checkpoint.
+// Calls that need the server wait meanwhile; past the timeout they fail
+// with the reason.
+//
 // Threading: Push, Pull, Wait and Clock are called from one training
-// thread. Not yet: waiting out a server the coordinator marks down (a lost
-// server fails the calls that need it, with UNAVAILABLE).
+// thread.
 #ifndef LEEWAY_WORKER_WORKER_H_
 #define LEEWAY_WORKER_WORKER_H_
 
@@ -53,6 +59,7 @@ struct WorkerOptions {
   std::optional<uint32_t> rank;
   absl::Duration timeout = absl::Seconds(60);  // every data-plane wait
   absl::Duration register_timeout = absl::Seconds(60);
+  absl::Duration server_recovery_timeout = absl::Seconds(120);
   float momentum = 0.9f;  // DGC momentum correction, compressed layers
   int report_every = 10;  // clocks between statistics reports
   int codec_threads = 1;

@@ -42,15 +42,23 @@ struct PullJobLater {
   }
 };
 
+// One server shard: its connection, which recovery replaces when the
+// server is restarted (worker_recovery.cc), and its pull queue.
 struct ServerLink {
   uint32_t rank = 0;
-  PeerId peer = 0;
-  std::unique_ptr<ServerClient> client;
-  std::atomic<uint32_t> pushes{0};  // pushes sent for the current clock
   absl::Mutex mu;
+  // The connection in force; `generation` counts replacements.
+  std::shared_ptr<ServerClient> client ABSL_GUARDED_BY(mu);
+  PeerId peer ABSL_GUARDED_BY(mu) = 0;
+  uint32_t incarnation ABSL_GUARDED_BY(mu) = 0;  // the coordinator's
+  uint64_t generation ABSL_GUARDED_BY(mu) = 0;
+  uint32_t pushes ABSL_GUARDED_BY(mu) = 0;  // sent this generation for the current clock
+  uint32_t view ABSL_GUARDED_BY(mu) = 0;    // the clock the server has for this worker
+  bool recovery_requested ABSL_GUARDED_BY(mu) = false;
+  absl::Status failed ABSL_GUARDED_BY(mu);  // recovery gave up: every call gets this
   std::priority_queue<PullJob, std::vector<PullJob>, PullJobLater> pulls ABSL_GUARDED_BY(mu);
   bool stopping ABSL_GUARDED_BY(mu) = false;
-  std::thread thread;
+  std::thread thread;  // pulls, and recovery
 };
 
 struct ChunkState {
@@ -89,6 +97,8 @@ struct PushJob {
 
 struct PendingAck {
   Ticket ticket;
+  ServerLink* server = nullptr;
+  uint64_t generation = 0;  // the server connection it went over
   std::shared_ptr<TicketGroup> group;
   std::shared_ptr<std::vector<std::vector<uint8_t>>> payloads;  // kept alive
   uint32_t layer = 0;
@@ -153,12 +163,31 @@ class Worker::Impl {
   uint64_t dense_bytes ABSL_GUARDED_BY(stats_mu) = 0;
   uint64_t push_bytes ABSL_GUARDED_BY(stats_mu) = 0;
   double push_seconds ABSL_GUARDED_BY(stats_mu) = 0;  // summed push latencies
+  uint64_t lost_pushes ABSL_GUARDED_BY(stats_mu) = 0;  // to servers that died
 
  private:
   void PushLoop();
   void AckLoop();
   void PullLoop(ServerLink* server);
   void RunPush(PushJob job);
+
+  // worker_recovery.cc: a lost server (UNAVAILABLE: its process died) is
+  // waited for until the coordinator lists it alive again, reconnected,
+  // rejoined at this worker's clock and offered the chunk values this
+  // worker holds; pushes in flight to it are lost. Recovery runs on the
+  // server's pull thread (which owns the chunk caches); the other threads
+  // request it and wait.
+  absl::Status SendClock(ServerLink* server, uint32_t clock);
+  // From any thread but the server's own: asks for a recovery of
+  // `generation` and waits for it (until `deadline`).
+  absl::Status AwaitRecovery(ServerLink* server, uint64_t generation, absl::Time deadline);
+  // On the pull thread: recovers from the loss of `generation` unless
+  // that is done already.
+  absl::Status Recover(ServerLink* server, uint64_t generation);
+  absl::StatusOr<v1::Member> AwaitServer(ServerLink* server, uint32_t lost_incarnation,
+                                         absl::Time lost_at, absl::Time deadline);
+  absl::StatusOr<PeerId> ConnectServer(const v1::Member& member);
+  absl::Status OfferChunks(ServerLink* server, ServerClient* client, absl::Time deadline);
 };
 
 }  // namespace leeway

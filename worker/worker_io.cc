@@ -101,10 +101,21 @@ void Worker::Impl::RunPush(PushJob job) {
   for (size_t i = 0; i < layer.chunks.size(); ++i) {
     ChunkState& chunk = layer.chunks[i];
     const std::vector<uint8_t>& payload = (*payloads)[i];
-    chunk.server->pushes.fetch_add(1, std::memory_order_relaxed);
     PendingAck ack;
     ack.sent = absl::Now();
-    ack.ticket = chunk.server->client->PushAsync(job.layer, chunk.chunk, job.clock, payload);
+    {
+      // Counted and sent on one connection generation (recovery resets it).
+      ServerLink* server = chunk.server;
+      absl::MutexLock lock(&server->mu);
+      if (!server->failed.ok()) {
+        job.group->PartDone(server->failed);
+        continue;
+      }
+      ++server->pushes;
+      ack.ticket = server->client->PushAsync(job.layer, chunk.chunk, job.clock, payload);
+      ack.server = server;
+      ack.generation = server->generation;
+    }
     ack.group = job.group;
     ack.payloads = payloads;
     ack.layer = job.layer;
@@ -132,7 +143,17 @@ void Worker::Impl::AckLoop() {
     // The transport fails a call at its deadline (ServerClient's timeout).
     absl::Status status = ack.ticket.Wait();
     const double seconds = absl::ToDoubleSeconds(absl::Now() - ack.sent);
-    if (status.ok()) {
+    if (status.code() == absl::StatusCode::kUnavailable) {
+      // The server died with it: lost, like its updates since its last
+      // checkpoint; the clock goes on once the server is back.
+      {
+        absl::MutexLock lock(&stats_mu);
+        ++lost_pushes;
+      }
+      absl::MutexLock lock(&ack.server->mu);
+      if (ack.server->generation == ack.generation) ack.server->recovery_requested = true;
+      status = absl::OkStatus();
+    } else if (status.ok()) {
       absl::MutexLock lock(&stats_mu);
       layer_stats[ack.layer].push_ms += seconds * 1000;
       push_seconds += seconds;
@@ -168,21 +189,51 @@ Ticket Worker::Impl::Pull(uint32_t layer, absl::Span<float> out) {
 void Worker::Impl::PullLoop(ServerLink* server) {
   while (true) {
     PullJob job;
+    uint64_t lost_generation = 0;
+    bool recover = false;
     {
       absl::MutexLock lock(&server->mu);
       server->mu.Await(absl::Condition(
           +[](ServerLink* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu) {
-            return s->stopping || !s->pulls.empty();
+            return s->stopping || !s->pulls.empty() || s->recovery_requested;
           },
           server));
-      if (server->pulls.empty()) return;
-      job = server->pulls.top();
-      server->pulls.pop();
+      if (server->stopping && server->pulls.empty()) return;
+      recover = server->recovery_requested;
+      lost_generation = server->generation;
+      if (!recover) {
+        job = server->pulls.top();
+        server->pulls.pop();
+      }
+    }
+    if (recover) {
+      Recover(server, lost_generation).IgnoreError();  // kept in server->failed
+      continue;
     }
     ChunkState& chunk = layers[job.layer].chunks[job.chunk_index];
     uint64_t reply_bytes = 0;
-    absl::StatusOr<PullForm> form = server->client->Pull(
-        job.layer, chunk.chunk, job.clock, chunk.elements, &chunk.cache, &reply_bytes);
+    absl::StatusOr<PullForm> form;
+    while (true) {
+      std::shared_ptr<ServerClient> client;
+      uint64_t generation = 0;
+      {
+        absl::MutexLock lock(&server->mu);
+        if (!server->failed.ok()) {
+          form = server->failed;
+          break;
+        }
+        client = server->client;
+        generation = server->generation;
+      }
+      form = client->Pull(job.layer, chunk.chunk, job.clock, chunk.elements, &chunk.cache,
+                          &reply_bytes);
+      if (form.status().code() != absl::StatusCode::kUnavailable) break;
+      absl::Status recovered = Recover(server, generation);
+      if (!recovered.ok()) {
+        form = recovered;
+        break;
+      }
+    }
     if (form.ok()) {
       std::memcpy(job.out.data() + chunk.offset, chunk.cache.values.data(),
                   chunk.elements * sizeof(float));

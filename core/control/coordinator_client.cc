@@ -43,8 +43,11 @@ absl::StatusOr<v1::RegisterResponse> CoordinatorClient::RegisterWithRetry(
     absl::StatusOr<v1::RegisterResponse> response = Register(request);
     if (response.ok()) return response;
     const absl::StatusCode code = response.status().code();
+    // A process restarted under its old rank waits for the coordinator to
+    // declare its previous incarnation dead.
     const bool transient =
-        code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded;
+        code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded ||
+        (code == absl::StatusCode::kAlreadyExists && request.has_requested_rank());
     if (!transient || absl::Now() >= deadline) {
       return absl::Status(code, absl::StrCat("cannot register with the coordinator at ",
                                              address_, ": ", response.status().message()));
@@ -72,6 +75,11 @@ absl::StatusOr<v1::ShardMap> CoordinatorClient::GetShardMap(uint64_t min_version
   request.set_min_version(min_version);
   return Invoke<v1::GetShardMapRequest, v1::ShardMap>(&v1::Coordinator::Stub::GetShardMap,
                                                       request, timeout_);
+}
+
+absl::StatusOr<v1::GetMembersResponse> CoordinatorClient::GetMembers() {
+  return Invoke<v1::GetMembersRequest, v1::GetMembersResponse>(
+      &v1::Coordinator::Stub::GetMembers, v1::GetMembersRequest(), timeout_);
 }
 
 absl::StatusOr<v1::CompressionPlan> CoordinatorClient::GetPlan(uint64_t known_version) {
