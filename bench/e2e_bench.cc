@@ -39,6 +39,8 @@ ABSL_FLAG(int, workers, 4, "workers");
 ABSL_FLAG(std::string, hidden, "256", "hidden layer widths");
 ABSL_FLAG(std::string, transport, "sm", "sm or tcp");
 ABSL_FLAG(std::string, work_dir, "/tmp/leeway-e2e-bench", "run directories go here");
+ABSL_FLAG(std::string, plot, "",
+          "an SVG of loss and test accuracy over time, one line per configuration (seed 1)");
 
 namespace leeway {
 namespace {
@@ -63,10 +65,14 @@ std::string ReadAll(const std::string& path) {
   return s.str();
 }
 
+std::string RunDir(const Configuration& c, int seed) {
+  return absl::StrCat(absl::GetFlag(FLAGS_work_dir), "/", c.staleness, "-", c.compression,
+                      "-seed", seed);
+}
+
 absl::StatusOr<LaunchSummary> RunOnce(const Configuration& c, int seed) {
   const std::string bin = absl::GetFlag(FLAGS_bin_dir);
-  const std::string dir = absl::StrCat(absl::GetFlag(FLAGS_work_dir), "/", c.staleness, "-",
-                                       c.compression, "-seed", seed);
+  const std::string dir = RunDir(c, seed);
   const std::vector<std::string> argv = {
       bin + "/cli/leeway", "launch", "-o", "json",
       absl::StrCat("--servers=", absl::GetFlag(FLAGS_servers)),
@@ -136,6 +142,7 @@ int Run() {
   std::error_code ignored;
   std::filesystem::create_directories(absl::GetFlag(FLAGS_work_dir), ignored);
   std::vector<Row> rows;
+  std::vector<PlotSeries> series;
   for (const Configuration& c : kConfigurations) {
     std::vector<LaunchSummary> runs;
     for (int seed = 1; seed <= seeds; ++seed) {
@@ -149,6 +156,12 @@ int Run() {
       runs.push_back(*s);
     }
     rows.push_back(Fold(runs));
+    // Rank 0 evaluates the test set; its history is the run's curve.
+    series.push_back({c.label, ParseHistory(ReadAll(RunDir(c, 1) + "/worker0.history"))});
+  }
+  if (!absl::GetFlag(FLAGS_plot).empty()) {
+    std::ofstream(absl::GetFlag(FLAGS_plot)) << PlotSvg(series);
+    std::fprintf(stderr, "plot: %s\n", absl::GetFlag(FLAGS_plot).c_str());
   }
   std::printf("%d servers, %d workers, hidden %s, %d clocks, %s; medians of %d seeds "
               "(accuracy: mean, min-max); ratios to (a)\n\n",

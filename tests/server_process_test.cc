@@ -133,6 +133,14 @@ TEST_CASE("a server killed while checkpointing restores a consistent state") {
   Server server = StartServer(dir, -1, 0, checkpoints);
   auto trainer = StartWorker(server, dir, 0, "sockaddr",
                              {"--clocks=100000", "--staleness=0", "--workers=1"});
+  // Kills start once a checkpoint holds the trainer's chunk (the trainer
+  // may take a while to start on a loaded machine).
+  const absl::Time until = absl::Now() + absl::Seconds(60);
+  while (server.process->Output().find("(1 chunks)") == std::string::npos &&
+         absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  REQUIRE(server.process->Output().find("(1 chunks)") != std::string::npos);
   std::mt19937 rng(7);
   for (int round = 0; round < 4; ++round) {
     absl::SleepFor(absl::Milliseconds(100 + rng() % 200));

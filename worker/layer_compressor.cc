@@ -46,6 +46,17 @@ LayerCompressor::LayerCompressor(uint64_t elements, std::vector<ChunkSlice> chun
 
 absl::StatusOr<std::vector<std::vector<uint8_t>>> LayerCompressor::Compress(
     absl::Span<const float> gradient, const CodecParams& params, CompressionStats* stats) {
+  std::vector<std::vector<uint8_t>> payloads;
+  absl::Status status = CompressInto(gradient, params, &payloads, stats, nullptr);
+  if (!status.ok()) return status;
+  return payloads;
+}
+
+absl::Status LayerCompressor::CompressInto(absl::Span<const float> gradient,
+                                           const CodecParams& params,
+                                           std::vector<std::vector<uint8_t>>* payloads,
+                                           CompressionStats* stats,
+                                           const std::function<void(size_t)>& ready) {
   if (gradient.size() != elements_) {
     return absl::InvalidArgumentError(absl::StrCat(
         "gradient has ", gradient.size(), " elements, the layer ", elements_));
@@ -57,7 +68,7 @@ absl::StatusOr<std::vector<std::vector<uint8_t>>> LayerCompressor::Compress(
     }
   }
   const bool sparse = IsSparse(params.codec);
-  std::vector<std::vector<uint8_t>> payloads(chunks_.size());
+  payloads->assign(chunks_.size(), {});
   std::vector<float> corrected;  // u for this iteration, compressed layers
   absl::Span<const float> input = gradient;
   if (sparse) {
@@ -68,6 +79,8 @@ absl::StatusOr<std::vector<std::vector<uint8_t>>> LayerCompressor::Compress(
     input = corrected;
   }
   uint64_t bytes = 0;
+  std::vector<uint32_t> sent;
+  std::vector<float> values;
   for (size_t c = 0; c < chunks_.size(); ++c) {
     const ChunkSlice& slice = chunks_[c];
     const auto part = input.subspan(slice.offset, slice.elements);
@@ -76,21 +89,20 @@ absl::StatusOr<std::vector<std::vector<uint8_t>>> LayerCompressor::Compress(
     absl::Span<float> residual = absl::MakeSpan(residual_).subspan(slice.offset, slice.elements);
     CodecParams chunk_params = params;
     chunk_params.seed = params.seed * 1000003u + slice.chunk;  // distinct per chunk
-    absl::Status encoded = Encode(part, residual, chunk_params, &payloads[c]);
+    std::vector<uint8_t>& payload = (*payloads)[c];
+    absl::Status encoded = Encode(part, residual, chunk_params, &payload);
     if (!encoded.ok()) return encoded;
-    bytes += payloads[c].size();
+    bytes += payload.size();
+    if (sparse) {
+      // Momentum factor masking: the sent elements' momentum starts over.
+      absl::Status decoded = DecodePairs(payload, slice.elements, &sent, &values);
+      if (!decoded.ok()) return decoded;
+      for (uint32_t i : sent) corrected[slice.offset + i] = 0.0f;
+    }
+    if (ready) ready(c);
   }
   if (sparse) {
-    // The new momentum, then masking: sent elements start over.
     velocity_.swap(corrected);
-    std::vector<uint32_t> sent;
-    std::vector<float> values;
-    for (size_t c = 0; c < chunks_.size(); ++c) {
-      absl::Status decoded =
-          DecodePairs(payloads[c], chunks_[c].elements, &sent, &values);
-      if (!decoded.ok()) return decoded;
-      for (uint32_t i : sent) velocity_[chunks_[c].offset + i] = 0.0f;
-    }
   } else {
     // Without the sparse phase's correction its momentum would go stale.
     std::fill(velocity_.begin(), velocity_.end(), 0.0f);
@@ -101,7 +113,7 @@ absl::StatusOr<std::vector<std::vector<uint8_t>>> LayerCompressor::Compress(
         stats->gradient_norm > 0 ? Norm(residual_) / stats->gradient_norm : 0.0;
     stats->payload_bytes = bytes;
   }
-  return payloads;
+  return absl::OkStatus();
 }
 
 }  // namespace leeway

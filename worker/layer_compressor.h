@@ -18,6 +18,7 @@
 #define LEEWAY_WORKER_LAYER_COMPRESSOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -50,6 +51,15 @@ class LayerCompressor {
   absl::StatusOr<std::vector<std::vector<uint8_t>>> Compress(
       absl::Span<const float> gradient, const CodecParams& params,
       CompressionStats* stats = nullptr);
+
+  // The same into `payloads` (resized to one per chunk), calling
+  // `ready(c)` as soon as chunk c's payload is complete, before chunk c+1
+  // is encoded: the caller sends chunk c while the next one encodes. An
+  // error after some chunks were ready leaves the others empty.
+  absl::Status CompressInto(absl::Span<const float> gradient, const CodecParams& params,
+                            std::vector<std::vector<uint8_t>>* payloads,
+                            CompressionStats* stats,
+                            const std::function<void(size_t)>& ready);
 
   const std::vector<ChunkSlice>& chunks() const { return chunks_; }
   absl::Span<const float> residual() const { return residual_; }

@@ -93,6 +93,38 @@ TEST_CASE("momentum correction and error feedback keep what was not sent") {
   for (float v : layer->momentum()) CHECK(v == 0.0f);
 }
 
+TEST_CASE("each chunk is ready before the next is encoded, with the same payloads") {
+  auto streamed = LayerCompressor::Create(1000, ThreeChunks(), 0.9f);
+  auto whole = LayerCompressor::Create(1000, ThreeChunks(), 0.9f);
+  REQUIRE(streamed.ok());
+  REQUIRE(whole.ok());
+  CodecParams topk;
+  topk.codec = CodecId::kTopK;
+  topk.density = 0.05f;
+  for (uint64_t step = 0; step < 3; ++step) {
+    const auto g = Gradient(1000, 10 + step);
+    std::vector<std::vector<uint8_t>> payloads;
+    std::vector<size_t> order;
+    REQUIRE(streamed
+                ->CompressInto(g, topk, &payloads, nullptr,
+                               [&](size_t c) {
+                                 order.push_back(c);
+                                 CHECK_FALSE(payloads[c].empty());
+                                 if (c + 1 < payloads.size()) CHECK(payloads[c + 1].empty());
+                               })
+                .ok());
+    CHECK(order == std::vector<size_t>{0, 1, 2});
+    auto expected = whole->Compress(g, topk);
+    REQUIRE(expected.ok());
+    CHECK(payloads == *expected);
+  }
+  // Momentum and residual evolve the same either way.
+  CHECK(std::equal(streamed->momentum().begin(), streamed->momentum().end(),
+                   whole->momentum().begin()));
+  CHECK(std::equal(streamed->residual().begin(), streamed->residual().end(),
+                   whole->residual().begin()));
+}
+
 TEST_CASE("bad layers and gradients are refused without changes") {
   CHECK_FALSE(LayerCompressor::Create(1000, {{0, 0, 400}, {1, 500, 500}}, 0.9f).ok());
   CHECK_FALSE(LayerCompressor::Create(1000, {{0, 0, 400}}, 0.9f).ok());

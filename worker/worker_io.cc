@@ -76,40 +76,22 @@ void Worker::Impl::RunPush(PushJob job) {
   // Seeds differ per worker, layer and clock (stochastic rounding, randomk).
   job.params.seed = (uint64_t{session->registration().rank()} << 40) ^
                     (uint64_t{job.layer} << 24) ^ job.clock;
-  const absl::Time start = absl::Now();
-  CompressionStats stats;
-  absl::StatusOr<std::vector<std::vector<uint8_t>>> compressed =
-      layer.compressor->Compress(job.gradient, job.params, &stats);
-  const double encode_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
-  if (!compressed.ok()) {
-    for (size_t i = 0; i < layer.chunks.size(); ++i) job.group->PartDone(compressed.status());
-    return;
-  }
-  auto payloads =
-      std::make_shared<std::vector<std::vector<uint8_t>>>(*std::move(compressed));
-  {
-    absl::MutexLock lock(&stats_mu);
-    LayerWindowStats& s = layer_stats[job.layer];
-    s.gradient_norm = stats.gradient_norm;
-    s.residual_ratio = stats.residual_ratio;
-    s.encode_ms += encode_ms;
-    s.bytes_pushed += stats.payload_bytes;
-    ++s.pushes;
-    dense_bytes += job.gradient.size() * sizeof(float);
-    push_bytes += stats.payload_bytes;
-  }
-  for (size_t i = 0; i < layer.chunks.size(); ++i) {
+  auto payloads = std::make_shared<std::vector<std::vector<uint8_t>>>();
+  size_t sent = 0;
+  // Each chunk goes out as soon as it is encoded, while the next encodes.
+  auto send = [&](size_t i) {
     ChunkState& chunk = layer.chunks[i];
     const std::vector<uint8_t>& payload = (*payloads)[i];
     PendingAck ack;
     ack.sent = absl::Now();
+    ++sent;
     {
       // Counted and sent on one connection generation (recovery resets it).
       ServerLink* server = chunk.server;
       absl::MutexLock lock(&server->mu);
       if (!server->failed.ok()) {
         job.group->PartDone(server->failed);
-        continue;
+        return;
       }
       ++server->pushes;
       ack.ticket = server->client->PushAsync(job.layer, chunk.chunk, job.clock, payload);
@@ -122,7 +104,25 @@ void Worker::Impl::RunPush(PushJob job) {
     ack.bytes = payload.size();
     absl::MutexLock lock(&push_mu);
     ack_queue.push_back(std::move(ack));
+  };
+  const absl::Time start = absl::Now();
+  CompressionStats stats;
+  absl::Status compressed =
+      layer.compressor->CompressInto(job.gradient, job.params, payloads.get(), &stats, send);
+  const double encode_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+  if (!compressed.ok()) {
+    for (size_t i = sent; i < layer.chunks.size(); ++i) job.group->PartDone(compressed);
+    return;
   }
+  absl::MutexLock lock(&stats_mu);
+  LayerWindowStats& s = layer_stats[job.layer];
+  s.gradient_norm = stats.gradient_norm;
+  s.residual_ratio = stats.residual_ratio;
+  s.encode_ms += encode_ms;
+  s.bytes_pushed += stats.payload_bytes;
+  ++s.pushes;
+  dense_bytes += job.gradient.size() * sizeof(float);
+  push_bytes += stats.payload_bytes;
 }
 
 void Worker::Impl::AckLoop() {
