@@ -54,9 +54,12 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
     ::signal(SIGINT, SIG_IGN);  // Ctrl-C reaches the launcher, which stops us
     ::dup2(log, STDOUT_FILENO);
     ::dup2(log, STDERR_FILENO);
-    ::execve(args[0], args.data(), envp.data());
-    const char msg[] = "exec failed\n";
-    (void)!::write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    // A bare name is looked up on PATH (e.g. "ip" for a network namespace).
+    ::execvpe(args[0], args.data(), envp.data());
+    const char* reason = std::strerror(errno);  // no allocation before _exit
+    for (const char* part : {"exec ", static_cast<const char*>(args[0]), ": ", reason, "\n"}) {
+      (void)!::write(STDERR_FILENO, part, std::strlen(part));
+    }
     ::_exit(127);
   }
   ::close(log);

@@ -22,6 +22,7 @@
 #include "admin.grpc.pb.h"
 #include "cli/child_process.h"
 #include "cli/launch_report.h"
+#include "cli/placement.h"
 
 namespace leeway {
 namespace {
@@ -124,6 +125,8 @@ absl::Status Cluster::Prepare() {
   if (o_.staleness != "async" && (!absl::SimpleAtoi(o_.staleness, &s) || s < 0)) {
     return absl::InvalidArgumentError("--staleness must be a count >= 0 or async");
   }
+  absl::Status placed = CheckPlacement(o_.netns, o_.servers, o_.workers);
+  if (!placed.ok()) return placed;
   if (!o_.profile.empty() && (o_.gpu_ms < 0 || o_.straggler <= 0 || o_.jitter < 0 || o_.jitter >= 1)) {
     return absl::InvalidArgumentError("need --gpu-ms >= 0, --straggler > 0, 0 <= --jitter < 1");
   }
@@ -181,14 +184,14 @@ std::string Cluster::Describe(ChildProcess& child, int code) {
 }
 
 absl::Status Cluster::StartAll() {
-  std::map<std::string, std::string> env = {
-      {"UCX_WARN_UNUSED_ENV_VARS", "n"}, {"UCX_LOG_LEVEL", "error"}, {"OPENBLAS_NUM_THREADS", "1"}};
-  if (o_.transport == "tcp") env["UCX_TLS"] = "tcp";
-  if (o_.transport == "tcp") env["UCX_NET_DEVICES"] = "lo";
+  std::map<std::string, std::string> env = UcxEnvironment(o_.netns, o_.transport);
+  env["OPENBLAS_NUM_THREADS"] = "1";
   const std::string token_file = dir_ + "/token";
+  const Placement coordinator_place = PlaceRole(o_.netns, Role::kCoordinator, 0);
   auto started = ChildProcess::Start(
       "coordinator",
-      {FindBinary(bin_, "coordinator", "leeway-coordinator"), "--listen=127.0.0.1:0",
+      {FindBinary(bin_, "coordinator", "leeway-coordinator"),
+       "--listen=" + coordinator_place.host + ":0",
        "--token_file=" + token_file, absl::StrCat("--workers=", o_.workers),
        absl::StrCat("--servers=", o_.servers), "--staleness=" + o_.staleness,
        "--policy=" + o_.compression, "--heartbeat_interval_ms=200",
@@ -200,16 +203,22 @@ absl::Status Cluster::StartAll() {
   absl::StatusOr<std::string> ready =
       WaitReady(*coordinator_process_, dir_ + "/coordinator.ready");
   if (!ready.ok()) return ready.status();
-  coordinator_ = absl::StrCat("127.0.0.1:", std::vector<std::string>(absl::StrSplit(*ready, '\n'))[0]);
+  coordinator_ = absl::StrCat(coordinator_place.host, ":",
+                              std::vector<std::string>(absl::StrSplit(*ready, '\n'))[0]);
   admin_ = v1::Admin::NewStub(grpc::CreateChannel(coordinator_, grpc::InsecureChannelCredentials()));
   for (int i = 0; i < o_.servers; ++i) {
-    auto server = ChildProcess::Start(
-        absl::StrCat("server ", i),
-        {FindBinary(bin_, "server", "leeway-server"), "--listen=127.0.0.1:0",
-         "--coordinator=" + coordinator_, "--token_file=" + token_file,
-         absl::StrCat("--shard=", i), "--advertise_host=127.0.0.1", "--threads=1",
-         "--metrics_port=-1", absl::StrCat("--ready_file=", dir_, "/server", i, ".ready")},
-        env, absl::StrCat(dir_, "/server", i, ".log"));
+    const Placement place = PlaceRole(o_.netns, Role::kServer, i);
+    std::vector<std::string> argv = place.command;
+    for (std::string arg :
+         {FindBinary(bin_, "server", "leeway-server"), "--listen=" + place.host + ":0",
+          "--coordinator=" + coordinator_, "--token_file=" + token_file,
+          absl::StrCat("--shard=", i), "--advertise_host=" + place.host, std::string("--threads=1"),
+          std::string("--metrics_port=-1"),
+          absl::StrCat("--ready_file=", dir_, "/server", i, ".ready")}) {
+      argv.push_back(arg);
+    }
+    auto server = ChildProcess::Start(absl::StrCat("server ", i), argv, env,
+                                      absl::StrCat(dir_, "/server", i, ".log"));
     if (!server.ok()) return server.status();
     servers_.push_back(*std::move(server));
   }
@@ -219,15 +228,18 @@ absl::Status Cluster::StartAll() {
     if (!up.ok()) return up.status();
   }
   for (int i = 0; i < o_.workers; ++i) {
-    std::vector<std::string> argv = {
+    const Placement place = PlaceRole(o_.netns, Role::kWorker, i);
+    std::vector<std::string> argv = place.command;
+    const bool tcp = o_.transport == "tcp" || !o_.netns.empty();
+    argv.insert(argv.end(), {
         FindBinary(bin_, "worker", "leeway-worker"), "--coordinator=" + coordinator_,
         "--token_file=" + token_file, absl::StrCat("--rank=", i),
-        o_.transport == "tcp" ? "--connect=sockaddr" : "--connect=address",
+        "--advertise_host=" + place.host, tcp ? "--connect=sockaddr" : "--connect=address",
         absl::StrCat("--batch=", o_.batch), absl::StrCat("--clocks=", o_.clocks),
         absl::StrCat("--learning_rate=", o_.learning_rate), absl::StrCat("--seed=", o_.seed),
         absl::StrCat("--log_every=", o_.log_every),
         absl::StrCat("--result_file=", dir_, "/worker", i, ".json"),
-        absl::StrCat("--history_file=", dir_, "/worker", i, ".history")};
+        absl::StrCat("--history_file=", dir_, "/worker", i, ".history")});
     if (o_.profile.empty()) {
       argv.push_back("--data_dir=" + o_.data_dir);
       argv.push_back("--hidden=" + o_.hidden);

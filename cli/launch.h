@@ -35,6 +35,9 @@ struct LaunchOptions {
   int batch = 32;
   float learning_rate = 0.1f;
   std::string transport = "sm";  // sm (shared memory) or tcp
+  // Run each role in bench/netlab/netlab.sh's namespaces with this prefix
+  // (TCP over their shaped links; cli/placement.h); empty: loopback.
+  std::string netns;
   std::string data_dir = "data/mnist";
   std::string run_dir;  // empty: a new directory under /tmp
   std::string plot;     // SVG file; empty: none

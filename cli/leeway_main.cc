@@ -65,6 +65,8 @@ ABSL_FLAG(std::string, profile, "",
 ABSL_FLAG(double, gpu_ms, 100, "launch --profile: GPU forward+backward ms per iteration");
 ABSL_FLAG(double, straggler, 1, "launch --profile: the last worker's GPU time factor");
 ABSL_FLAG(double, jitter, 0, "launch --profile: per-iteration GPU time jitter (0.3: +-30%)");
+ABSL_FLAG(std::string, netns, "",
+          "launch: run the roles in bench/netlab/netlab.sh's namespaces with this prefix");
 
 namespace leeway {
 namespace {
@@ -77,7 +79,7 @@ constexpr char kUsage[] =
     "[--compression none|adaptive|fixed:<codec>[:<density>]] [--model mlp] "
     "[--profile gpt2-small|bert-base|resnet50 [--gpu-ms MS] [--straggler F] [--jitter J]] "
     "[--clocks N] "
-    "[--transport sm|tcp] [--data-dir D] [--plot FILE.svg] [-o table|json]";
+    "[--transport sm|tcp] [--netns PREFIX] [--data-dir D] [--plot FILE.svg] [-o table|json]";
 
 // A call's outcome: the message, or a one-line error.
 struct Call {
@@ -306,6 +308,7 @@ int Main(const std::vector<std::string>& args) {
     o.gpu_ms = absl::GetFlag(FLAGS_gpu_ms);
     o.straggler = absl::GetFlag(FLAGS_straggler);
     o.jitter = absl::GetFlag(FLAGS_jitter);
+    o.netns = absl::GetFlag(FLAGS_netns);
     return Launch(o);
   }
   const std::string coordinator = absl::GetFlag(FLAGS_coordinator);

