@@ -371,9 +371,11 @@ int Cluster::Finish() {
   const std::string json = SummaryJson(summary);
   std::ofstream(dir_ + "/report.json") << json << "\n";
   if (!o_.plot.empty()) {
-    PlotSeries series{summary.run, ParseHistory(ReadAll(dir_ + "/worker0.history"))};
+    // An existing plot keeps its runs: one line per run.
+    std::vector<PlotSeries> series = PlotSeriesIn(ReadAll(o_.plot));
+    series.push_back({summary.run, ParseHistory(ReadAll(dir_ + "/worker0.history"))});
     std::ofstream plot(o_.plot);
-    plot << PlotSvg({series});
+    plot << PlotSvg(series);
     if (!plot) std::fprintf(stderr, "leeway launch: cannot write %s\n", o_.plot.c_str());
   }
   if (o_.json) {

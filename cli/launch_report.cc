@@ -272,7 +272,34 @@ std::string PlotSvg(const std::vector<PlotSeries>& series) {
                           "<text x=\"96\" y=\"%.0f\" font-size=\"12\">%s</text>\n",
                           y, y, kColors[i % 8], y + 4, Escape(series[i].label));
   }
+  // The data behind the lines, so that a later run can add its own
+  // (PlotSeriesIn).
+  for (const PlotSeries& s : series) {
+    absl::StrAppend(&svg, "<!-- leeway-series ", absl::StrReplaceAll(s.label, {{"-", "&#45;"}}),
+                    " -->\n<!-- leeway-points");
+    for (const HistoryPoint& p : s.points) {
+      absl::StrAppendFormat(&svg, " %.3f,%d,%.6g,%.6g", p.seconds, p.clock, p.loss, p.accuracy);
+    }
+    svg += " -->\n";
+  }
   return svg + "</svg>\n";
+}
+
+std::vector<PlotSeries> PlotSeriesIn(const std::string& svg) {
+  std::vector<PlotSeries> out;
+  for (absl::string_view line : absl::StrSplit(svg, '\n')) {
+    if (absl::ConsumePrefix(&line, "<!-- leeway-series ") && absl::ConsumeSuffix(&line, " -->")) {
+      out.push_back({absl::StrReplaceAll(line, {{"&#45;", "-"}}), {}});
+    } else if (absl::ConsumePrefix(&line, "<!-- leeway-points") &&
+               absl::ConsumeSuffix(&line, " -->") && !out.empty()) {
+      std::string csv;
+      for (absl::string_view point : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+        absl::StrAppend(&csv, point, "\n");
+      }
+      out.back().points = ParseHistory(csv);
+    }
+  }
+  return out;
 }
 
 }  // namespace leeway

@@ -65,8 +65,10 @@ struct PlotSeries {
 };
 
 // Two panels, training loss and test accuracy against seconds, one line
-// per series.
+// per series; the series' data ride along in comments.
 std::string PlotSvg(const std::vector<PlotSeries>& series);
+// The series a PlotSvg file holds (none for any other file).
+std::vector<PlotSeries> PlotSeriesIn(const std::string& svg);
 
 }  // namespace leeway
 

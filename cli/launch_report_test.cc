@@ -68,6 +68,18 @@ TEST_CASE("history lines become plot points; the plot names every run") {
   CHECK(svg.find("BSP, none") != std::string::npos);
   CHECK(svg.find("SSP &lt;2&gt;") != std::string::npos);
   CHECK(svg.find("<polyline") != std::string::npos);
+  // A later run adds its line to the same file.
+  auto again = PlotSeriesIn(svg);
+  REQUIRE(again.size() == 2);
+  CHECK(again[0].label == "BSP, none");
+  CHECK(again[1].label == "SSP <2>");
+  REQUIRE(again[1].points.size() == 2);
+  CHECK(again[1].points[1].accuracy == Approx(0.81));
+  CHECK(again[1].points[0].seconds == Approx(0.5));
+  CHECK(PlotSeriesIn("<svg></svg>").empty());
+  auto labelled = PlotSeriesIn(PlotSvg({{"a--b", {}}}));
+  REQUIRE(labelled.size() == 1);
+  CHECK(labelled[0].label == "a--b");
 }
 
 }  // namespace
