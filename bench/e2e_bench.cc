@@ -13,7 +13,6 @@
 //   bazel-bin/bench/e2e_bench --data_dir=data/mnist --seeds=3 --clocks=1000
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -26,7 +25,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "cli/child_process.h"
+#include "bench/launch_runner.h"
 #include "cli/launch_report.h"
 
 ABSL_FLAG(std::string, data_dir, "data/mnist", "MNIST IDX files (deploy/fetch-mnist.sh)");
@@ -71,77 +70,21 @@ std::string RunDir(const Configuration& c, int seed) {
 }
 
 absl::StatusOr<LaunchSummary> RunOnce(const Configuration& c, int seed) {
-  const std::string bin = absl::GetFlag(FLAGS_bin_dir);
-  const std::string dir = RunDir(c, seed);
-  const std::vector<std::string> argv = {
-      bin + "/cli/leeway", "launch", "-o", "json",
-      absl::StrCat("--servers=", absl::GetFlag(FLAGS_servers)),
-      absl::StrCat("--workers=", absl::GetFlag(FLAGS_workers)),
-      absl::StrCat("--staleness=", c.staleness), absl::StrCat("--compression=", c.compression),
-      absl::StrCat("--clocks=", absl::GetFlag(FLAGS_clocks)),
-      "--hidden=" + absl::GetFlag(FLAGS_hidden), absl::StrCat("--seed=", seed),
-      "--transport=" + absl::GetFlag(FLAGS_transport),
-      "--data-dir=" + absl::GetFlag(FLAGS_data_dir), "--run-dir=" + dir,
-      "--bin-dir=" + bin + "/cli"};
-  const std::string log = dir + ".out";
-  absl::StatusOr<std::unique_ptr<ChildProcess>> launch =
-      ChildProcess::Start(c.label, argv, {}, log);
-  if (!launch.ok()) return launch.status();
-  std::optional<int> code;
-  const absl::Time deadline = absl::Now() + absl::Minutes(30);
-  while (!(code = (*launch)->Poll()) && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(200));
-  }
-  if (!code) code = (*launch)->Stop(absl::Seconds(5));
-  const std::string out = ReadAll(log);
-  if (*code != 0) {
-    return absl::InternalError(absl::StrCat(c.label, " seed ", seed, " exited ", *code, ":\n",
-                                            (*launch)->LastLines(20)));
-  }
-  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipWhitespace());
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    if (it->rfind("{", 0) == 0) return ParseSummary(*it);
-  }
-  return absl::InternalError(absl::StrCat(c.label, ": no JSON summary in ", log));
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : (n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
-}
-
-struct Row {
-  double samples_per_sec = 0, comm_share = 0, bytes_per_iter = 0, staleness_p99 = 0;
-  double accuracy_mean = 0, accuracy_min = 1, accuracy_max = 0, seconds = 0;
-};
-
-Row Fold(const std::vector<LaunchSummary>& runs) {
-  Row r;
-  std::vector<double> rate, comm, bytes, stale, seconds;
-  for (const LaunchSummary& s : runs) {
-    rate.push_back(s.samples_per_sec);
-    comm.push_back(s.comm_share);
-    bytes.push_back(s.bytes_per_iter);
-    stale.push_back(s.staleness_p99);
-    seconds.push_back(s.seconds);
-    r.accuracy_mean += s.test_accuracy / runs.size();
-    r.accuracy_min = std::min(r.accuracy_min, s.test_accuracy);
-    r.accuracy_max = std::max(r.accuracy_max, s.test_accuracy);
-  }
-  r.samples_per_sec = Median(rate);
-  r.comm_share = Median(comm);
-  r.bytes_per_iter = Median(bytes);
-  r.staleness_p99 = Median(stale);
-  r.seconds = Median(seconds);
-  return r;
+  return RunLaunch(absl::GetFlag(FLAGS_bin_dir),
+                   {absl::StrCat("--servers=", absl::GetFlag(FLAGS_servers)),
+                    absl::StrCat("--workers=", absl::GetFlag(FLAGS_workers)),
+                    absl::StrCat("--staleness=", c.staleness),
+                    absl::StrCat("--compression=", c.compression),
+                    absl::StrCat("--clocks=", absl::GetFlag(FLAGS_clocks)),
+                    "--hidden=" + absl::GetFlag(FLAGS_hidden), absl::StrCat("--seed=", seed),
+                    "--transport=" + absl::GetFlag(FLAGS_transport),
+                    "--data-dir=" + absl::GetFlag(FLAGS_data_dir)},
+                   RunDir(c, seed), absl::Minutes(30));
 }
 
 int Run() {
   const int seeds = std::max(1, absl::GetFlag(FLAGS_seeds));
-  std::error_code ignored;
-  std::filesystem::create_directories(absl::GetFlag(FLAGS_work_dir), ignored);
-  std::vector<Row> rows;
+  std::vector<FoldedRuns> rows;
   std::vector<PlotSeries> series;
   for (const Configuration& c : kConfigurations) {
     std::vector<LaunchSummary> runs;
@@ -171,9 +114,9 @@ int Run() {
   std::printf("| configuration | samples/s | / (a) | comm share | / (a) | bytes/iter | / (a) | "
               "staleness p99 | test accuracy | - (a), points | seconds |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  const Row& a = rows[0];
+  const FoldedRuns& a = rows[0];
   for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
+    const FoldedRuns& r = rows[i];
     std::printf("| %s | %.0f | %.2f | %.1f%% | %.2f | %.0f | %.3f | %.1f | %.2f%% (%.2f-%.2f) | "
                 "%+.2f | %.1f |\n",
                 kConfigurations[i].label, r.samples_per_sec, r.samples_per_sec / a.samples_per_sec,

@@ -65,6 +65,7 @@ std::string RunName(const LaunchOptions& o) {
                                                          : "SSP s=" + o.staleness;
   std::string name = absl::StrCat(consistency, ", ", o.compression);
   if (!o.profile.empty()) absl::StrAppend(&name, ", ", o.profile);
+  if (!o.overlap) absl::StrAppend(&name, ", no overlap");
   return name;
 }
 
@@ -240,6 +241,7 @@ absl::Status Cluster::StartAll() {
         absl::StrCat("--log_every=", o_.log_every),
         absl::StrCat("--result_file=", dir_, "/worker", i, ".json"),
         absl::StrCat("--history_file=", dir_, "/worker", i, ".history")});
+    if (!o_.overlap) argv.push_back("--overlap=false");
     if (o_.profile.empty()) {
       argv.push_back("--data_dir=" + o_.data_dir);
       argv.push_back("--hidden=" + o_.hidden);

@@ -65,6 +65,7 @@ ABSL_FLAG(std::string, profile, "",
 ABSL_FLAG(double, gpu_ms, 100, "launch --profile: GPU forward+backward ms per iteration");
 ABSL_FLAG(double, straggler, 1, "launch --profile: the last worker's GPU time factor");
 ABSL_FLAG(double, jitter, 0, "launch --profile: per-iteration GPU time jitter (0.3: +-30%)");
+ABSL_FLAG(bool, overlap, true, "launch: false for the no-pipelining ablation");
 ABSL_FLAG(std::string, netns, "",
           "launch: run the roles in bench/netlab/netlab.sh's namespaces with this prefix");
 
@@ -309,6 +310,7 @@ int Main(const std::vector<std::string>& args) {
     o.straggler = absl::GetFlag(FLAGS_straggler);
     o.jitter = absl::GetFlag(FLAGS_jitter);
     o.netns = absl::GetFlag(FLAGS_netns);
+    o.overlap = absl::GetFlag(FLAGS_overlap);
     return Launch(o);
   }
   const std::string coordinator = absl::GetFlag(FLAGS_coordinator);

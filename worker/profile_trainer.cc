@@ -62,6 +62,7 @@ absl::Status RunProfile(Worker& worker, const ProfileOptions& o, Progress& progr
     const double gpu_ms = o.gpu_ms * o.slowdown * (1 + jitter);
     EmulatedGpu gpu;
     for (size_t i = 0; i < n; ++i) pulls[i] = worker.Pull(static_cast<uint32_t>(i), absl::MakeSpan(params[i]));
+    // Without overlap every pull is in before the first layer computes.
     for (size_t i = 0; i < n; ++i) {
       absl::Status pulled = worker.Wait(pulls[i]);
       if (!pulled.ok()) {
@@ -69,13 +70,20 @@ absl::Status RunProfile(Worker& worker, const ProfileOptions& o, Progress& progr
                                                         " at clock ", clock, ": ",
                                                         pulled.message()));
       }
-      gpu.Run(gpu_ms / 3 * (*tensors)[i].cost / total_cost);
+      if (o.overlap) gpu.Run(gpu_ms / 3 * (*tensors)[i].cost / total_cost);
     }
+    if (!o.overlap) gpu.Run(gpu_ms / 3);
     const absl::Time backward_start = absl::Now();
-    for (size_t i = n; i-- > 0;) {
-      gpu.Run(gpu_ms * 2 / 3 * (*tensors)[i].cost / total_cost);
+    auto push = [&](size_t i) {
       const uint64_t key = rank_seed ^ (uint64_t{clock} << 24) ^ i;
       worker.Push(static_cast<uint32_t>(i), pool.Draw((*tensors)[i].elements(), key));
+    };
+    for (size_t i = n; i-- > 0;) {
+      gpu.Run(gpu_ms * 2 / 3 * (*tensors)[i].cost / total_cost);
+      if (o.overlap) push(i);
+    }
+    if (!o.overlap) {
+      for (size_t i = n; i-- > 0;) push(i);
     }
     const double backward_ms = absl::ToDoubleMilliseconds(absl::Now() - backward_start);
     absl::Status clocked = worker.Clock(IterationInfo{0, o.batch, backward_ms});

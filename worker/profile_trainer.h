@@ -28,6 +28,9 @@ struct ProfileOptions {
   uint64_t seed = 1;
   int clocks = 100;
   float learning_rate = 0.01f;
+  // false: no overlap (the ablation) - every pull is waited for before the
+  // forward pass, and the pushes go out after the whole backward pass.
+  bool overlap = true;
 };
 
 // Registers the profile's layers with `worker`, runs `clocks` iterations

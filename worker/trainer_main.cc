@@ -17,6 +17,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -61,6 +62,9 @@ ABSL_FLAG(std::string, profile, "",
 ABSL_FLAG(double, gpu_ms, 100, "--profile: forward + backward milliseconds per iteration");
 ABSL_FLAG(double, slowdown, 1, "--profile: this worker's GPU time factor (stragglers)");
 ABSL_FLAG(double, jitter, 0, "--profile: per-iteration GPU time jitter, e.g. 0.3 for +-30%");
+ABSL_FLAG(bool, overlap, true,
+          "push each layer as its backward finishes (false: after the whole backward, "
+          "and with --profile all pulls before the forward; the ablation)");
 ABSL_FLAG(int, server_wait, 120,
           "seconds to wait for a lost server to come back before giving up");
 ABSL_FLAG(std::string, result_file, "", "write the final JSON summary here");
@@ -181,6 +185,7 @@ int TrainProfile() {
   o.seed = absl::GetFlag(FLAGS_seed);
   o.clocks = absl::GetFlag(FLAGS_clocks);
   o.learning_rate = absl::GetFlag(FLAGS_learning_rate);
+  o.overlap = absl::GetFlag(FLAGS_overlap);
   if (!ProfileModel(o.model).ok()) return Fail(ProfileModel(o.model).status(), "--profile");
   if (o.gpu_ms < 0 || o.slowdown <= 0 || o.jitter < 0 || o.jitter >= 1) {
     return Fail(absl::InvalidArgumentError("need --gpu_ms >= 0, --slowdown > 0, 0 <= --jitter < 1"),
@@ -235,6 +240,7 @@ int TrainMnist() {
   const int clocks = absl::GetFlag(FLAGS_clocks);
   const int batch = absl::GetFlag(FLAGS_batch);
   const bool evaluates = rank == 0 || absl::GetFlag(FLAGS_eval_all);
+  const bool overlap = absl::GetFlag(FLAGS_overlap);
   std::unique_ptr<Progress> progress = MakeProgress(worker);
   std::vector<float> x;
   std::vector<uint8_t> labels;
@@ -242,10 +248,16 @@ int TrainMnist() {
     absl::Status pulled = PullAll(worker, *mlp);
     if (!pulled.ok()) return Fail(pulled, absl::StrCat("pull at clock ", worker.clock()));
     sampler.Next(batch, &x, &labels);
+    std::vector<std::pair<size_t, absl::Span<const float>>> held;  // without overlap
     absl::StatusOr<double> loss = mlp->Train(x, labels, [&](size_t t, absl::Span<const float> g) {
-      worker.Push(static_cast<uint32_t>(t), g);
+      if (overlap) {
+        worker.Push(static_cast<uint32_t>(t), g);
+      } else {
+        held.emplace_back(t, g);  // the model keeps its gradients until the next Train
+      }
     });
     if (!loss.ok()) return Fail(loss.status(), "train");
+    for (const auto& [t, g] : held) worker.Push(static_cast<uint32_t>(t), g);
     IterationInfo info{*loss, static_cast<uint32_t>(batch), mlp->last_backward_ms()};
     absl::Status clocked = worker.Clock(info);
     if (!clocked.ok()) return Fail(clocked, absl::StrCat("clock ", worker.clock()));

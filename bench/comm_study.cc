@@ -1,0 +1,215 @@
+// The communication study (issue 7): one workload under every consistency
+// and compression configuration, with equal workers and with stragglers,
+// with pipelining on and off, on loopback or - run inside bench/netlab's
+// namespaces with --netns - on a bandwidth-limited network. Every figure
+// is a ratio to BSP uncompressed with pipelining, measured in the same run
+// at the same worker speeds. Writes a Markdown table (and, with --out, an
+// SVG of throughput and communication-share bars next to it).
+//
+//   bench/netlab/netlab.sh run --rate 1gbit -- bazel-bin/bench/comm_study
+//     --netns=lw --workload=resnet50 --gpu_ms=100 --clocks=20 --out=bench/results/resnet50-1gbit
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "bench/launch_runner.h"
+
+ABSL_FLAG(std::string, workload, "resnet50", "resnet50, gpt2-small, bert-base or mnist");
+ABSL_FLAG(std::string, configs, "bsp-none,bsp-fp16,bsp-topk,ssp2-none,ssp2-adaptive,asp-adaptive",
+          "configurations (the first row of each group is always bsp-none)");
+ABSL_FLAG(std::string, speeds, "equal,stragglers",
+          "equal workers, and/or stragglers (the last worker --straggler slower, all +-jitter)");
+ABSL_FLAG(std::string, overlap, "on,off", "pipelining on and/or off (the ablation)");
+ABSL_FLAG(double, straggler, 1.5, "the slow worker's GPU time factor");
+ABSL_FLAG(double, jitter, 0.3, "per-iteration GPU time jitter of every worker");
+ABSL_FLAG(double, gpu_ms, 100, "emulated GPU forward + backward per iteration (profiles)");
+ABSL_FLAG(int, clocks, 20, "iterations per run");
+ABSL_FLAG(int, seeds, 1, "runs per configuration (medians)");
+ABSL_FLAG(int, servers, 2, "servers");
+ABSL_FLAG(int, workers, 4, "workers");
+ABSL_FLAG(std::string, netns, "", "bench/netlab namespaces prefix (run inside <prefix>-coord)");
+ABSL_FLAG(std::string, data_dir, "data/mnist", "MNIST files (--workload=mnist)");
+ABSL_FLAG(std::string, bin_dir, "bazel-bin", "where cli/leeway and the others were built");
+ABSL_FLAG(std::string, work_dir, "/tmp/leeway-comm-study", "run directories");
+ABSL_FLAG(std::string, out, "", "write <out>.md and <out>.svg");
+
+namespace leeway {
+namespace {
+
+struct Configuration {
+  std::string name;
+  std::string staleness;
+  std::string compression;
+};
+
+absl::StatusOr<Configuration> Named(const std::string& name) {
+  static const std::vector<Configuration> kAll = {
+      {"bsp-none", "0", "none"},           {"bsp-fp16", "0", "fixed:fp16"},
+      {"bsp-topk", "0", "fixed:topk:0.01"}, {"ssp2-none", "2", "none"},
+      {"ssp2-adaptive", "2", "adaptive"},   {"asp-adaptive", "async", "adaptive"}};
+  for (const Configuration& c : kAll) {
+    if (c.name == name) return c;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown configuration '", name, "'"));
+}
+
+struct Row {
+  std::string speeds, config;
+  bool overlap = true;
+  FoldedRuns runs;
+  const FoldedRuns* baseline = nullptr;
+};
+
+std::vector<std::string> Flags(const Configuration& c, const std::string& speeds, bool overlap,
+                               int seed) {
+  const std::string workload = absl::GetFlag(FLAGS_workload);
+  std::vector<std::string> f = {
+      absl::StrCat("--servers=", absl::GetFlag(FLAGS_servers)),
+      absl::StrCat("--workers=", absl::GetFlag(FLAGS_workers)),
+      "--staleness=" + c.staleness, "--compression=" + c.compression,
+      absl::StrCat("--clocks=", absl::GetFlag(FLAGS_clocks)), absl::StrCat("--seed=", seed),
+      absl::StrCat("--overlap=", overlap ? "true" : "false")};
+  if (!absl::GetFlag(FLAGS_netns).empty()) f.push_back("--netns=" + absl::GetFlag(FLAGS_netns));
+  if (workload == "mnist") {
+    f.push_back("--data-dir=" + absl::GetFlag(FLAGS_data_dir));
+  } else {
+    f.push_back("--profile=" + workload);
+    f.push_back(absl::StrCat("--gpu-ms=", absl::GetFlag(FLAGS_gpu_ms)));
+    if (speeds == "stragglers") {
+      f.push_back(absl::StrCat("--straggler=", absl::GetFlag(FLAGS_straggler)));
+      f.push_back(absl::StrCat("--jitter=", absl::GetFlag(FLAGS_jitter)));
+    }
+  }
+  return f;
+}
+
+// Horizontal bars, one per row.
+std::string Bars(const std::string& title, const std::vector<std::string>& labels,
+                 const std::vector<double>& values, const std::string& unit, double y0) {
+  const double max = std::max(1e-9, *std::max_element(values.begin(), values.end()));
+  std::string svg = absl::StrFormat(
+      "<text x=\"10\" y=\"%.0f\" font-size=\"14\" font-weight=\"bold\">%s</text>\n", y0 + 16, title);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double y = y0 + 28 + 20.0 * i;
+    absl::StrAppendFormat(&svg,
+                          "<text x=\"10\" y=\"%.0f\" font-size=\"12\">%s</text>\n"
+                          "<rect x=\"330\" y=\"%.0f\" width=\"%.1f\" height=\"14\" fill=\"#1f77b4\"/>\n"
+                          "<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\">%.2f%s</text>\n",
+                          y + 11, labels[i], y, 380 * values[i] / max,
+                          336 + 380 * values[i] / max, y + 11, values[i], unit);
+  }
+  return svg;
+}
+
+int Run() {
+  std::vector<Configuration> configs;
+  absl::StatusOr<Configuration> base = Named("bsp-none");
+  configs.push_back(*base);
+  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_configs), ',', absl::SkipEmpty())) {
+    absl::StatusOr<Configuration> c = Named(std::string(name));
+    if (!c.ok()) {
+      std::fprintf(stderr, "comm_study: %s\n", std::string(c.status().message()).c_str());
+      return 2;
+    }
+    if (c->name != "bsp-none") configs.push_back(*c);
+  }
+  const bool mnist = absl::GetFlag(FLAGS_workload) == "mnist";
+  std::vector<std::string> speeds = absl::StrSplit(absl::GetFlag(FLAGS_speeds), ',', absl::SkipEmpty());
+  if (mnist) speeds = {"equal"};  // the MLP trainer has no emulated GPU to slow down
+  std::vector<bool> overlaps;
+  for (absl::string_view o : absl::StrSplit(absl::GetFlag(FLAGS_overlap), ',', absl::SkipEmpty())) {
+    overlaps.push_back(o == "on");
+  }
+  if (std::find(overlaps.begin(), overlaps.end(), true) == overlaps.end()) {
+    overlaps.insert(overlaps.begin(), true);  // the baseline pipelines
+  }
+  std::vector<Row> rows;
+  rows.reserve(speeds.size() * configs.size() * overlaps.size());
+  for (const std::string& speed : speeds) {
+    const size_t group = rows.size();
+    for (bool overlap : overlaps) {
+      for (const Configuration& c : configs) {
+        std::vector<LaunchSummary> runs;
+        for (int seed = 1; seed <= std::max(1, absl::GetFlag(FLAGS_seeds)); ++seed) {
+          const std::string dir = absl::StrCat(absl::GetFlag(FLAGS_work_dir), "/", speed, "-",
+                                               c.name, overlap ? "" : "-nooverlap", "-", seed);
+          absl::StatusOr<LaunchSummary> s =
+              RunLaunch(absl::GetFlag(FLAGS_bin_dir), Flags(c, speed, overlap, seed), dir,
+                        absl::Minutes(60));
+          if (!s.ok()) {
+            std::fprintf(stderr, "comm_study: %s\n", std::string(s.status().message()).c_str());
+            return 1;
+          }
+          std::fprintf(stderr, "%s %s%s seed %d: %.1f samples/s, comm %.1f%%\n", speed.c_str(),
+                       c.name.c_str(), overlap ? "" : " (no overlap)", seed, s->samples_per_sec,
+                       100 * s->comm_share);
+          runs.push_back(*s);
+        }
+        rows.push_back({speed, c.name, overlap, Fold(runs), nullptr});
+      }
+    }
+    for (size_t i = group; i < rows.size(); ++i) rows[i].baseline = &rows[group].runs;
+  }
+
+  std::string md = absl::StrFormat(
+      "Workload %s%s, %d servers, %d workers, %d clocks, %s; medians of %d seed(s); ratios to "
+      "BSP uncompressed with pipelining at the same worker speeds.\n\n"
+      "| workers | configuration | pipelining | samples/s | / BSP | comm share | / BSP | "
+      "bytes/iter | / BSP | staleness p99 | compression |%s\n"
+      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
+      absl::GetFlag(FLAGS_workload),
+      mnist ? "" : absl::StrFormat(" (%.0f ms GPU per iteration)", absl::GetFlag(FLAGS_gpu_ms)),
+      absl::GetFlag(FLAGS_servers), absl::GetFlag(FLAGS_workers), absl::GetFlag(FLAGS_clocks),
+      absl::GetFlag(FLAGS_netns).empty() ? "loopback"
+                                         : "netlab namespaces " + absl::GetFlag(FLAGS_netns),
+      std::max(1, absl::GetFlag(FLAGS_seeds)), mnist ? " test accuracy |" : "",
+      mnist ? "---:|" : "");
+  std::vector<std::string> labels;
+  std::vector<double> speedup, comm;
+  for (const Row& r : rows) {
+    const FoldedRuns& b = *r.baseline;
+    absl::StrAppendFormat(&md, "| %s | %s | %s | %.1f | %.2f | %.1f%% | %.2f | %.0f | %.3f | %.1f | %.1fx |",
+                          r.speeds, r.config, r.overlap ? "on" : "off", r.runs.samples_per_sec,
+                          r.runs.samples_per_sec / b.samples_per_sec, 100 * r.runs.comm_share,
+                          b.comm_share > 0 ? r.runs.comm_share / b.comm_share : 0,
+                          r.runs.bytes_per_iter, r.runs.bytes_per_iter / b.bytes_per_iter,
+                          r.runs.staleness_p99, r.runs.compression_ratio);
+    if (mnist) {
+      absl::StrAppendFormat(&md, " %.2f%% (%+.2f) |", 100 * r.runs.accuracy_mean,
+                            100 * (r.runs.accuracy_mean - b.accuracy_mean));
+    }
+    md += "\n";
+    labels.push_back(absl::StrCat(r.speeds, " / ", r.config, r.overlap ? "" : " / no overlap"));
+    speedup.push_back(r.runs.samples_per_sec / b.samples_per_sec);
+    comm.push_back(100 * r.runs.comm_share);
+  }
+  std::printf("%s", md.c_str());
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (!out.empty()) {
+    std::ofstream(out + ".md") << md;
+    const double half = 40 + 20.0 * rows.size();
+    std::ofstream(out + ".svg") << absl::StrFormat(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"820\" height=\"%.0f\" "
+        "font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+        2 * half + 10)
+        << Bars("throughput / BSP uncompressed", labels, speedup, "x", 0)
+        << Bars("communication share of iteration time", labels, comm, "%", half) << "</svg>\n";
+    std::fprintf(stderr, "wrote %s.md and %s.svg\n", out.c_str(), out.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace leeway
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return leeway::Run();
+}
