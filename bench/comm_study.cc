@@ -31,6 +31,9 @@ ABSL_FLAG(double, straggler, 1.5, "the slow worker's GPU time factor");
 ABSL_FLAG(double, jitter, 0.3, "per-iteration GPU time jitter of every worker");
 ABSL_FLAG(double, gpu_ms, 100, "emulated GPU forward + backward per iteration (profiles)");
 ABSL_FLAG(int, clocks, 20, "iterations per run");
+ABSL_FLAG(int, plan_window, 4,
+          "clocks between compression plans (short runs need short windows: the first plan "
+          "is dense until the bandwidth is measured)");
 ABSL_FLAG(int, seeds, 1, "runs per configuration (medians)");
 ABSL_FLAG(int, servers, 2, "servers");
 ABSL_FLAG(int, workers, 4, "workers");
@@ -75,6 +78,7 @@ std::vector<std::string> Flags(const Configuration& c, const std::string& speeds
       absl::StrCat("--workers=", absl::GetFlag(FLAGS_workers)),
       "--staleness=" + c.staleness, "--compression=" + c.compression,
       absl::StrCat("--clocks=", absl::GetFlag(FLAGS_clocks)), absl::StrCat("--seed=", seed),
+      absl::StrCat("--plan-window=", absl::GetFlag(FLAGS_plan_window)),
       absl::StrCat("--overlap=", overlap ? "true" : "false")};
   if (!absl::GetFlag(FLAGS_netns).empty()) f.push_back("--netns=" + absl::GetFlag(FLAGS_netns));
   if (workload == "mnist") {
@@ -159,7 +163,8 @@ int Run() {
   }
 
   std::string md = absl::StrFormat(
-      "Workload %s%s, %d servers, %d workers, %d clocks, %s; medians of %d seed(s); ratios to "
+      "Workload %s%s, %d servers, %d workers, %d clocks (plans every %d), %s; medians of %d "
+      "seed(s); ratios to "
       "BSP uncompressed with pipelining at the same worker speeds.\n\n"
       "| workers | configuration | pipelining | samples/s | / BSP | comm share | / BSP | "
       "bytes/iter | / BSP | staleness p99 | compression |%s\n"
@@ -167,7 +172,7 @@ int Run() {
       absl::GetFlag(FLAGS_workload),
       mnist ? "" : absl::StrFormat(" (%.0f ms GPU per iteration)", absl::GetFlag(FLAGS_gpu_ms)),
       absl::GetFlag(FLAGS_servers), absl::GetFlag(FLAGS_workers), absl::GetFlag(FLAGS_clocks),
-      absl::GetFlag(FLAGS_netns).empty() ? "loopback"
+      absl::GetFlag(FLAGS_plan_window), absl::GetFlag(FLAGS_netns).empty() ? "loopback"
                                          : "netlab namespaces " + absl::GetFlag(FLAGS_netns),
       std::max(1, absl::GetFlag(FLAGS_seeds)), mnist ? " test accuracy |" : "",
       mnist ? "---:|" : "");

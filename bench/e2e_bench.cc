@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "bench/launch_runner.h"
 #include "cli/launch_report.h"
+#include "core/common/file_text.h"
 
 ABSL_FLAG(std::string, data_dir, "data/mnist", "MNIST IDX files (deploy/fetch-mnist.sh)");
 ABSL_FLAG(std::string, bin_dir, "bazel-bin",
@@ -56,13 +56,6 @@ constexpr Configuration kConfigurations[] = {
     {"(c) BSP, adaptive", "0", "adaptive"},
     {"(d) SSP s=2, adaptive", "2", "adaptive"},
 };
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string RunDir(const Configuration& c, int seed) {
   return absl::StrCat(absl::GetFlag(FLAGS_work_dir), "/", c.staleness, "-", c.compression,
@@ -100,7 +93,7 @@ int Run() {
     }
     rows.push_back(Fold(runs));
     // Rank 0 evaluates the test set; its history is the run's curve.
-    series.push_back({c.label, ParseHistory(ReadAll(RunDir(c, 1) + "/worker0.history"))});
+    series.push_back({c.label, ParseHistory(ReadFileOrEmpty(RunDir(c, 1) + "/worker0.history"))});
   }
   if (!absl::GetFlag(FLAGS_plot).empty()) {
     std::ofstream(absl::GetFlag(FLAGS_plot)) << PlotSvg(series);

@@ -2,25 +2,17 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/child_process.h"
+#include "core/common/file_text.h"
 
 namespace leeway {
 namespace {
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 }  // namespace
 
@@ -46,7 +38,7 @@ absl::StatusOr<LaunchSummary> RunLaunch(const std::string& bin_dir,
     return absl::InternalError(absl::StrCat("leeway launch ", absl::StrJoin(flags, " "),
                                             " exited ", *code, ":\n", (*launch)->LastLines(20)));
   }
-  std::vector<std::string> lines = absl::StrSplit(ReadAll(log), '\n', absl::SkipWhitespace());
+  std::vector<std::string> lines = absl::StrSplit(ReadFileOrEmpty(log), '\n', absl::SkipWhitespace());
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     if (it->rfind("{", 0) == 0) return ParseSummary(*it);
   }

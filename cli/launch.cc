@@ -9,7 +9,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -23,6 +22,7 @@
 #include "cli/child_process.h"
 #include "cli/launch_report.h"
 #include "cli/placement.h"
+#include "core/common/file_text.h"
 
 namespace leeway {
 namespace {
@@ -31,13 +31,6 @@ volatile sig_atomic_t g_interrupted = 0;
 
 constexpr absl::Duration kStartTimeout = absl::Seconds(60);
 constexpr absl::Duration kStopGrace = absl::Seconds(5);
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string BinDir(const LaunchOptions& o) {
   if (!o.bin_dir.empty()) return o.bin_dir;
@@ -168,7 +161,7 @@ absl::Status Cluster::Prepare() {
 absl::StatusOr<std::string> Cluster::WaitReady(ChildProcess& child, const std::string& ready) {
   const absl::Time until = absl::Now() + kStartTimeout;
   while (absl::Now() < until && !g_interrupted) {
-    if (::access(ready.c_str(), R_OK) == 0) return ReadAll(ready);
+    if (::access(ready.c_str(), R_OK) == 0) return ReadFileOrEmpty(ready);
     if (std::optional<int> code = child.Poll()) {
       return absl::UnavailableError(Describe(child, *code));
     }
@@ -357,7 +350,7 @@ void Cluster::StopAll() {
 int Cluster::Finish() {
   std::vector<WorkerResult> results;
   for (int i = 0; i < o_.workers; ++i) {
-    absl::StatusOr<WorkerResult> r = ParseWorkerResult(ReadAll(absl::StrCat(dir_, "/worker", i, ".json")));
+    absl::StatusOr<WorkerResult> r = ParseWorkerResult(ReadFileOrEmpty(absl::StrCat(dir_, "/worker", i, ".json")));
     if (!r.ok()) {
       std::fprintf(stderr, "leeway launch: worker %d left no result: %s\n", i,
                    std::string(r.status().message()).c_str());
@@ -374,8 +367,8 @@ int Cluster::Finish() {
   std::ofstream(dir_ + "/report.json") << json << "\n";
   if (!o_.plot.empty()) {
     // An existing plot keeps its runs: one line per run.
-    std::vector<PlotSeries> series = PlotSeriesIn(ReadAll(o_.plot));
-    series.push_back({summary.run, ParseHistory(ReadAll(dir_ + "/worker0.history"))});
+    std::vector<PlotSeries> series = PlotSeriesIn(ReadFileOrEmpty(o_.plot));
+    series.push_back({summary.run, ParseHistory(ReadFileOrEmpty(dir_ + "/worker0.history"))});
     std::ofstream plot(o_.plot);
     plot << PlotSvg(series);
     if (!plot) std::fprintf(stderr, "leeway launch: cannot write %s\n", o_.plot.c_str());

@@ -2,14 +2,13 @@
 // study runs in bench/netlab's namespaces, which need root): it runs the
 // baseline and a compressed configuration through `leeway launch`, and
 // writes a table of ratios to the baseline and a bar chart.
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "catch2/catch.hpp"
+#include "core/common/file_text.h"
 #include "tests/subprocess.h"
 
 namespace leeway {
@@ -19,13 +18,6 @@ using testing::LoopbackUcxEnvironment;
 using testing::MakeTempDir;
 using testing::RunfilePath;
 using testing::Subprocess;
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 TEST_CASE("the study driver compares a configuration with BSP uncompressed") {
   const std::string dir = MakeTempDir("comm_study");
@@ -42,7 +34,7 @@ TEST_CASE("the study driver compares a configuration with BSP uncompressed") {
   INFO((*study)->Output());
   REQUIRE(code.ok());
   REQUIRE(*code == 0);
-  const std::string md = ReadAll(dir + "/study.md");
+  const std::string md = ReadFileOrEmpty(dir + "/study.md");
   std::vector<std::string> rows;
   for (const std::string& line : std::vector<std::string>(absl::StrSplit(md, '\n'))) {
     if (line.rfind("| stragglers |", 0) == 0) rows.push_back(line);
@@ -59,7 +51,7 @@ TEST_CASE("the study driver compares a configuration with BSP uncompressed") {
   double bytes_ratio = 1;
   REQUIRE(absl::SimpleAtod(topk[8], &bytes_ratio));
   CHECK(bytes_ratio < 0.5);  // 1% pushes, sparse pulls
-  const std::string svg = ReadAll(dir + "/study.svg");
+  const std::string svg = ReadFileOrEmpty(dir + "/study.svg");
   CHECK(svg.rfind("<svg", 0) == 0);
   CHECK(svg.find("stragglers / bsp-topk") != std::string::npos);
 }

@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +25,7 @@
 #include "admin.pb.h"
 #include "catch2/catch.hpp"
 #include "cli/launch_report.h"
+#include "core/common/file_text.h"
 #include "tests/subprocess.h"
 
 namespace leeway {
@@ -44,13 +44,6 @@ std::string MnistDir() {
   REQUIRE(dir != nullptr);
   REQUIRE(std::ifstream(std::string(dir) + "/train-images-idx3-ubyte").good());
   return dir;
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // `leeway launch -o json` with `flags`; returns its summary.
@@ -123,7 +116,7 @@ std::vector<pid_t> ChildrenOf(pid_t parent) {
   while (dirent* e = readdir(proc)) {
     pid_t pid = 0;
     if (!absl::SimpleAtoi(e->d_name, &pid)) continue;
-    const std::string stat = ReadAll(absl::StrCat("/proc/", pid, "/stat"));
+    const std::string stat = ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/stat"));
     const size_t close = stat.rfind(')');
     if (close == std::string::npos) continue;
     std::vector<std::string> f = absl::StrSplit(stat.substr(close + 2), ' ');
@@ -135,7 +128,7 @@ std::vector<pid_t> ChildrenOf(pid_t parent) {
 }
 
 bool Alive(pid_t pid) {
-  const std::string stat = ReadAll(absl::StrCat("/proc/", pid, "/stat"));
+  const std::string stat = ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/stat"));
   const size_t close = stat.rfind(')');
   return close != std::string::npos && stat.substr(close + 2, 1) != "Z";
 }
@@ -149,7 +142,7 @@ TEST_CASE("Ctrl-C on leeway launch stops every child") {
   REQUIRE(launch.ok());
   // Wait until the workers train.
   const absl::Time until = absl::Now() + absl::Seconds(60);
-  while (ReadAll(dir + "/run/worker3.log").find("clock") == std::string::npos &&
+  while (ReadFileOrEmpty(dir + "/run/worker3.log").find("clock") == std::string::npos &&
          absl::Now() < until) {
     absl::SleepFor(absl::Milliseconds(100));
   }

@@ -13,7 +13,7 @@
 // Push compresses on the push thread (momentum correction and error
 // feedback per layer, LayerCompressor; the codec and density of the
 // current plan, switched at clock boundaries) and sends one payload per
-// chunk to the chunk's server. Pull brings every chunk of a layer up to the
+// chunk to the chunk's server, each as soon as it is encoded. Pull brings every chunk of a layer up to the
 // SSP bound through a per-chunk cache keyed by version (the server answers
 // with a delta, the dense chunk, or "not modified") and copies it out; one
 // pull thread per server, earliest layer first. Buffers handed to Push and
@@ -30,7 +30,7 @@
 // with the reason.
 //
 // Threading: Push, Pull, Wait and Clock are called from one training
-// thread.
+// thread. Host memory only for now (no device-pointer variants yet).
 #ifndef LEEWAY_WORKER_WORKER_H_
 #define LEEWAY_WORKER_WORKER_H_
 
