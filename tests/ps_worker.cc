@@ -127,12 +127,8 @@ int Train(ServerClient& client, int rank) {
   CHECK_OR_FAIL(*start == 0, absl::StrCat("joined at clock ", *start));
   // A server that follows a coordinator knows its chunks once it has the
   // shard map: until then the chunk is unknown, so retry for a while.
-  absl::StatusOr<bool> init = absl::NotFoundError("not tried");
-  for (int attempt = 0; attempt < 100 && !init.ok(); ++attempt) {
-    if (attempt > 0) absl::SleepFor(absl::Milliseconds(100));
-    init = client.Initialize(0, 0, std::vector<float>(kElements, 0.0f));
-    if (!init.ok() && init.status().code() != absl::StatusCode::kNotFound) break;
-  }
+  absl::StatusOr<bool> init = client.InitializeWhenDeclared(
+      0, 0, std::vector<float>(kElements, 0.0f), absl::Now() + absl::Seconds(10));
   CHECK_OR_FAIL(init.ok(), init.status().ToString());
   ChunkCopy copy;
   int deltas = 0, not_modified = 0;

@@ -46,6 +46,19 @@ absl::StatusOr<bool> ServerClient::Initialize(uint32_t layer, uint32_t chunk,
   return call.reply().header.element_count == 1;
 }
 
+absl::StatusOr<bool> ServerClient::InitializeWhenDeclared(uint32_t layer, uint32_t chunk,
+                                                          absl::Span<const float> values,
+                                                          absl::Time until) {
+  while (true) {
+    absl::StatusOr<bool> taken = Initialize(layer, chunk, values);
+    if (taken.ok() || taken.status().code() != absl::StatusCode::kNotFound ||
+        absl::Now() >= until) {
+      return taken;
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
 Ticket ServerClient::PushAsync(uint32_t layer, uint32_t chunk, uint32_t clock,
                                absl::Span<const uint8_t> payload) {
   WireHeader h;

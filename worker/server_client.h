@@ -39,6 +39,10 @@ class ServerClient {
   // Sends initial values; true if the server took them (first writer).
   absl::StatusOr<bool> Initialize(uint32_t layer, uint32_t chunk,
                                   absl::Span<const float> values);
+  // The same, retrying NOT_FOUND (a server that follows a coordinator
+  // declares its chunks once it has the shard map) until `until`.
+  absl::StatusOr<bool> InitializeWhenDeclared(uint32_t layer, uint32_t chunk,
+                                              absl::Span<const float> values, absl::Time until);
   // One push; `payload` (a codec payload) must stay valid until done.
   Ticket PushAsync(uint32_t layer, uint32_t chunk, uint32_t clock,
                    absl::Span<const uint8_t> payload);

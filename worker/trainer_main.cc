@@ -186,7 +186,8 @@ int TrainProfile() {
   o.clocks = absl::GetFlag(FLAGS_clocks);
   o.learning_rate = absl::GetFlag(FLAGS_learning_rate);
   o.overlap = absl::GetFlag(FLAGS_overlap);
-  if (!ProfileModel(o.model).ok()) return Fail(ProfileModel(o.model).status(), "--profile");
+  absl::Status known = ProfileModel(o.model).status();
+  if (!known.ok()) return Fail(known, "--profile");
   if (o.gpu_ms < 0 || o.slowdown <= 0 || o.jitter < 0 || o.jitter >= 1) {
     return Fail(absl::InvalidArgumentError("need --gpu_ms >= 0, --slowdown > 0, 0 <= --jitter < 1"),
                 "--profile");

@@ -13,7 +13,7 @@
 namespace leeway {
 namespace {
 
-// Initialize is refused with NOT_FOUND until the server has the shard map.
+// How long a server may take to declare its chunks (get its shard map).
 constexpr absl::Duration kChunkDeclareWait = absl::Seconds(30);
 
 CodecParams ParamsFromPlan(const v1::LayerPlan& plan, int threads) {
@@ -107,7 +107,6 @@ absl::Status Worker::Impl::RegisterLayers(const std::vector<LayerDefinition>& de
     if (!peer.ok()) return peer.status();
     {
       absl::MutexLock lock(&link->mu);
-      link->peer = *peer;
       link->incarnation = m.incarnation();
       link->client = std::make_shared<ServerClient>(transport.get(), *peer, options.timeout);
     }
@@ -162,20 +161,13 @@ absl::Status Worker::Impl::RegisterLayers(const std::vector<LayerDefinition>& de
   for (size_t i = 0; i < layers.size(); ++i) {
     for (const ChunkState& c : layers[i].chunks) {
       const auto values = absl::MakeConstSpan(defs[i].initial).subspan(c.offset, c.elements);
-      const absl::Time until = absl::Now() + kChunkDeclareWait;
-      absl::StatusOr<bool> init;
       std::shared_ptr<ServerClient> client;
       {
         absl::MutexLock lock(&c.server->mu);
         client = c.server->client;
       }
-      do {
-        init = client->Initialize(static_cast<uint32_t>(i), c.chunk, values);
-        if (!init.ok() && init.status().code() == absl::StatusCode::kNotFound) {
-          absl::SleepFor(absl::Milliseconds(50));
-        }
-      } while (!init.ok() && init.status().code() == absl::StatusCode::kNotFound &&
-               absl::Now() < until);
+      absl::StatusOr<bool> init = client->InitializeWhenDeclared(
+          static_cast<uint32_t>(i), c.chunk, values, absl::Now() + kChunkDeclareWait);
       if (!init.ok()) {
         return absl::Status(init.status().code(),
                             absl::StrCat("initializing layer ", layers[i].spec.name(), " chunk ",

@@ -49,7 +49,6 @@ struct ServerLink {
   absl::Mutex mu;
   // The connection in force; `generation` counts replacements.
   std::shared_ptr<ServerClient> client ABSL_GUARDED_BY(mu);
-  PeerId peer ABSL_GUARDED_BY(mu) = 0;
   uint32_t incarnation ABSL_GUARDED_BY(mu) = 0;  // the coordinator's
   uint64_t generation ABSL_GUARDED_BY(mu) = 0;
   uint32_t pushes ABSL_GUARDED_BY(mu) = 0;  // sent this generation for the current clock
@@ -105,6 +104,12 @@ struct PendingAck {
   uint64_t bytes = 0;
   absl::Time sent;
 };
+
+// A call failed because its server's process is gone (the transport fails
+// every operation on a lost peer with UNAVAILABLE): recovery's business.
+inline bool IsPeerLoss(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kUnavailable;
+}
 
 class Worker::Impl {
  public:

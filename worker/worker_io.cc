@@ -143,7 +143,7 @@ void Worker::Impl::AckLoop() {
     // The transport fails a call at its deadline (ServerClient's timeout).
     absl::Status status = ack.ticket.Wait();
     const double seconds = absl::ToDoubleSeconds(absl::Now() - ack.sent);
-    if (status.code() == absl::StatusCode::kUnavailable) {
+    if (IsPeerLoss(status)) {
       // The server died with it: lost, like its updates since its last
       // checkpoint; the clock goes on once the server is back.
       {
@@ -227,7 +227,7 @@ void Worker::Impl::PullLoop(ServerLink* server) {
       }
       form = client->Pull(job.layer, chunk.chunk, job.clock, chunk.elements, &chunk.cache,
                           &reply_bytes);
-      if (form.status().code() != absl::StatusCode::kUnavailable) break;
+      if (!IsPeerLoss(form.status())) break;
       absl::Status recovered = Recover(server, generation);
       if (!recovered.ok()) {
         form = recovered;

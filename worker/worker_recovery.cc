@@ -19,10 +19,6 @@
 namespace leeway {
 namespace {
 
-bool IsPeerLoss(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kUnavailable;
-}
-
 // The same server process may be reachable again after a transient loss;
 // until this long has passed only a new incarnation is tried.
 constexpr absl::Duration kSameIncarnationGrace = absl::Seconds(5);
@@ -149,15 +145,8 @@ absl::Status Worker::Impl::OfferChunks(ServerLink* server, ServerClient* client,
     for (ChunkState& c : layers[i].chunks) {
       if (c.server != server) continue;
       if (c.cache.version != ChunkCopy().version) {
-        // NOT_FOUND until a server without a checkpoint has the shard map.
-        absl::StatusOr<bool> taken;
-        do {
-          taken = client->Initialize(static_cast<uint32_t>(i), c.chunk, c.cache.values);
-          if (!taken.ok() && taken.status().code() == absl::StatusCode::kNotFound) {
-            absl::SleepFor(absl::Milliseconds(50));
-          }
-        } while (!taken.ok() && taken.status().code() == absl::StatusCode::kNotFound &&
-                 absl::Now() < deadline);
+        absl::StatusOr<bool> taken = client->InitializeWhenDeclared(
+            static_cast<uint32_t>(i), c.chunk, c.cache.values, deadline);
         if (!taken.ok()) return taken.status();
       }
       c.cache = ChunkCopy();
@@ -219,7 +208,6 @@ absl::Status Worker::Impl::Recover(ServerLink* server, uint64_t generation) {
     }
     absl::MutexLock lock(&server->mu);
     server->client = std::move(client);
-    server->peer = *peer;
     server->incarnation = member->incarnation();
     server->pushes = 0;
     server->view = *joined;
