@@ -357,6 +357,6 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(leeway::kUsage);
   std::vector<char*> rest =
       leeway::InitMain(static_cast<int>(fixed.size()), fixed.data(),
-                       {{"coordinator", "LEEWAY_COORDINATOR"}, {"token_file", "LEEWAY_TOKEN_FILE"}});
+                       {"coordinator", "token_file"});
   return leeway::Main(std::vector<std::string>(rest.begin() + 1, rest.end()));
 }

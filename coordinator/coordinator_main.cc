@@ -4,7 +4,7 @@
 //   leeway-coordinator --listen=0.0.0.0:7100 --token_file=/etc/leeway/token
 //       --workers=4 --servers=2 --staleness=2 --policy=adaptive
 //
-// Every flag has an environment equivalent (kEnvironment); the command
+// Every flag --foo has an environment equivalent LEEWAY_FOO; the command
 // line wins. Also serves the standard gRPC health service (open, for
 // probes) and server reflection. SIGTERM or SIGINT stops it.
 #include <signal.h>
@@ -28,8 +28,8 @@
 #include "coordinator/coordinator_metrics.h"
 #include "coordinator/coordinator_service.h"
 #include "coordinator/coordinator_state.h"
-#include "core/common/env_flags.h"
 #include "core/common/main_init.h"
+#include "core/common/health_server.h"
 #include "core/common/logging.h"
 #include "core/common/metrics_http.h"
 #include "core/common/token_file.h"
@@ -51,17 +51,6 @@ ABSL_FLAG(std::string, ready_file, "", "write the gRPC port and metrics port her
 
 namespace leeway {
 namespace {
-
-const std::vector<FlagEnv> kEnvironment = {
-    {"listen", "LEEWAY_COORDINATOR_LISTEN"}, {"token_file", "LEEWAY_TOKEN_FILE"},
-    {"job_id", "LEEWAY_JOB_ID"},             {"staleness", "LEEWAY_STALENESS"},
-    {"workers", "LEEWAY_WORKERS"},           {"servers", "LEEWAY_SERVERS"},
-    {"chunk_bytes", "LEEWAY_CHUNK_BYTES"},   {"policy", "LEEWAY_POLICY"},
-    {"plan_window", "LEEWAY_PLAN_WINDOW"},   {"warmup", "LEEWAY_WARMUP"},
-    {"metrics_port", "LEEWAY_METRICS_PORT"},
-    {"heartbeat_interval_ms", "LEEWAY_HEARTBEAT_INTERVAL_MS"},
-    {"heartbeat_timeout_ms", "LEEWAY_HEARTBEAT_TIMEOUT_MS"},
-};
 
 volatile sig_atomic_t g_stop = 0;
 
@@ -100,10 +89,11 @@ int Run() {
   CoordinatorState state(config, *policy, absl::Now());
   CoordinatorService coordinator(&state, *token);
   AdminService admin(&state, *token);
-  grpc::EnableDefaultHealthCheckService(true);
+  EnableHealthService();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   int port = 0;
   grpc::ServerBuilder builder;
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a taken port fails
   builder.AddListeningPort(absl::GetFlag(FLAGS_listen), grpc::InsecureServerCredentials(),
                            &port);
   builder.RegisterService(&coordinator);
@@ -121,6 +111,7 @@ int Run() {
     if (!started.ok()) return Fail(started.status());
     metrics = std::move(*started);
   }
+  server->GetHealthCheckService()->SetServingStatus(kReadinessService, true);
   LEEWAY_LOG(INFO) << "leeway-coordinator job " << config.job_id << " on port " << port
                    << ", expecting " << config.expected_workers << " workers and "
                    << config.expected_servers << " servers, policy "
@@ -142,6 +133,7 @@ int Run() {
   signal(SIGINT, [](int) { g_stop = 1; });
   while (!g_stop) pause();
   LEEWAY_LOG(INFO) << "stopping";
+  server->GetHealthCheckService()->Shutdown();
   stop.Notify();
   sweeper.join();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
@@ -152,6 +144,6 @@ int Run() {
 }  // namespace leeway
 
 int main(int argc, char** argv) {
-  leeway::InitMain(argc, argv, leeway::kEnvironment);
+  leeway::InitMain(argc, argv);
   return leeway::Run();
 }

@@ -52,7 +52,14 @@ if ! deploy/fetch-mnist.sh "$mnist_dir"; then
   echo "=== could not make the MNIST files; the end-to-end tests will fail"
 fi
 
-run_pass "all tests" --test_env=LEEWAY_MNIST_DIR="$mnist_dir" //...
+# The Kubernetes manifest checks run under Node with the modules that
+# deploy/k8s/package-lock.json pins.
+if ! (cd deploy/k8s && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
+  echo "=== npm ci in deploy/k8s failed; the manifest checks will fail"
+fi
+
+run_pass "all tests" --test_env=LEEWAY_MNIST_DIR="$mnist_dir" \
+  --test_env=LEEWAY_K8S_NODE_MODULES="$PWD/deploy/k8s/node_modules" //...
 run_pass "libFuzzer" --config=fuzz //core/transport:wire_fuzz_test //kernels:codec_fuzz_test
 run_pass "AddressSanitizer" --config=asan //core/... //kernels/... //server/... //worker/...
 

@@ -4,7 +4,7 @@
 //       --staleness=2 --checkpoint_dir=/var/lib/leeway --threads=4
 //
 // Every flag has an environment equivalent (LEEWAY_LISTEN, LEEWAY_TOKEN_FILE,
-// ...; see kEnvironment) for Kubernetes; the command line wins. Without
+// ...; --list_env prints them) for Kubernetes; the command line wins. Without
 // --coordinator the server runs standalone: workers declare chunks with
 // their initial values and a lost worker leaves the clock set. With one, it
 // registers, takes the staleness and the expected workers from it, and
@@ -26,8 +26,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
-#include "core/common/env_flags.h"
 #include "core/common/main_init.h"
+#include "core/common/health_server.h"
 #include "core/common/logging.h"
 #include "core/common/token_file.h"
 #include "core/transport/transport.h"
@@ -55,31 +55,14 @@ ABSL_FLAG(int, checkpoint_keep, 3, "checkpoints kept");
 ABSL_FLAG(std::string, optimizer, "sgd", "standalone: sgd, momentum, adam, adagrad");
 ABSL_FLAG(float, learning_rate, 0.01f, "standalone: the optimizer's learning rate");
 ABSL_FLAG(int, pull_timeout, 120, "seconds a pull may wait for slower workers");
+ABSL_FLAG(int, health_port, -1,
+          "gRPC health service port for probes (0: any, -1: off); ready once serving");
 ABSL_FLAG(int, metrics_port, 9400, "Prometheus /metrics port (0: any, -1: off)");
 ABSL_FLAG(std::string, ready_file, "",
           "write port, worker address and metrics port here once up");
 
 namespace leeway {
 namespace {
-
-const std::vector<FlagEnv> kEnvironment = {
-    {"listen", "LEEWAY_LISTEN"},
-    {"coordinator", "LEEWAY_COORDINATOR"},
-    {"shard", "LEEWAY_SHARD"},
-    {"advertise_host", "LEEWAY_ADVERTISE_HOST"},
-    {"token_file", "LEEWAY_TOKEN_FILE"},
-    {"job_id", "LEEWAY_JOB_ID"},
-    {"staleness", "LEEWAY_STALENESS"},
-    {"workers", "LEEWAY_WORKERS"},
-    {"threads", "LEEWAY_THREADS"},
-    {"checkpoint_dir", "LEEWAY_CHECKPOINT_DIR"},
-    {"checkpoint_interval", "LEEWAY_CHECKPOINT_INTERVAL"},
-    {"checkpoint_keep", "LEEWAY_CHECKPOINT_KEEP"},
-    {"optimizer", "LEEWAY_OPTIMIZER"},
-    {"learning_rate", "LEEWAY_LEARNING_RATE"},
-    {"pull_timeout", "LEEWAY_PULL_TIMEOUT"},
-    {"metrics_port", "LEEWAY_METRICS_PORT"},
-};
 
 volatile sig_atomic_t g_stop = 0;
 
@@ -159,6 +142,16 @@ int Run() {
     return 2;
   }
 
+  std::unique_ptr<HealthServer> health;
+  if (absl::GetFlag(FLAGS_health_port) >= 0) {
+    absl::StatusOr<std::unique_ptr<HealthServer>> started =
+        HealthServer::Start(absl::StrCat(listen[0], ":", absl::GetFlag(FLAGS_health_port)));
+    if (!started.ok()) {
+      LEEWAY_LOG(ERROR) << started.status();
+      return 1;
+    }
+    health = std::move(*started);
+  }
   TransportOptions topt;
   topt.job_id = absl::GetFlag(FLAGS_job_id);
   topt.rank = shard;
@@ -261,11 +254,13 @@ int Run() {
   }
   if (checkpointer != nullptr) checkpointer->Start();
   if (link != nullptr) link->Start(&core, checkpointer.get());
+  if (health != nullptr) health->SetReady(true);
   signal(SIGTERM, [](int) { g_stop = 1; });
   signal(SIGINT, [](int) { g_stop = 1; });
   while (!g_stop) pause();
 
   LEEWAY_LOG(INFO) << "stopping: applying accepted pushes";
+  if (health != nullptr) health->SetReady(false);
   link.reset();
   service.reset();  // unhooks handlers, drains the apply pool
   if (checkpointer != nullptr) {
@@ -290,6 +285,6 @@ int Run() {
 }  // namespace leeway
 
 int main(int argc, char** argv) {
-  leeway::InitMain(argc, argv, leeway::kEnvironment);
+  leeway::InitMain(argc, argv);
   return leeway::Run();
 }

@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "core/common/health_server.h"
 #include "core/common/logging.h"
 #include "core/common/main_init.h"
 #include "core/common/token_file.h"
@@ -68,19 +69,16 @@ ABSL_FLAG(bool, overlap, true,
 ABSL_FLAG(int, server_wait, 120,
           "seconds to wait for a lost server to come back before giving up");
 ABSL_FLAG(std::string, result_file, "", "write the final JSON summary here");
+ABSL_FLAG(int, health_port, -1,
+          "gRPC health service port for probes (0: any, -1: off); ready once registered");
 ABSL_FLAG(std::string, history_file, "",
           "append seconds,clock,loss,test_accuracy lines here when logging");
 
 namespace leeway {
 namespace {
 
-const std::vector<FlagEnv> kEnvironment = {
-    {"coordinator", "LEEWAY_COORDINATOR"}, {"token_file", "LEEWAY_TOKEN_FILE"},
-    {"job_id", "LEEWAY_JOB_ID"},           {"rank", "LEEWAY_RANK"},
-    {"advertise_host", "LEEWAY_ADVERTISE_HOST"}, {"data_dir", "LEEWAY_DATA_DIR"},
-};
-
 std::atomic<bool> g_stop{false};
+std::unique_ptr<HealthServer> g_health;
 
 absl::StatusOr<std::vector<int>> Widths(const std::string& hidden) {
   std::vector<int> widths = {28 * 28};
@@ -155,7 +153,9 @@ absl::StatusOr<std::unique_ptr<Worker>> ConnectWorker() {
   options.momentum = absl::GetFlag(FLAGS_momentum);
   options.report_every = absl::GetFlag(FLAGS_report_every);
   options.server_recovery_timeout = absl::Seconds(absl::GetFlag(FLAGS_server_wait));
-  return Worker::Connect(options);
+  absl::StatusOr<std::unique_ptr<Worker>> worker = Worker::Connect(options);
+  if (worker.ok() && g_health != nullptr) g_health->SetReady(true);
+  return worker;
 }
 
 std::unique_ptr<Progress> MakeProgress(const Worker& worker) {
@@ -287,8 +287,17 @@ int TrainMnist() {
 }  // namespace leeway
 
 int main(int argc, char** argv) {
-  leeway::InitMain(argc, argv, leeway::kEnvironment);
+  leeway::InitMain(argc, argv);
   signal(SIGINT, [](int) { leeway::g_stop = 1; });
   signal(SIGTERM, [](int) { leeway::g_stop = 1; });
-  return absl::GetFlag(FLAGS_profile).empty() ? leeway::TrainMnist() : leeway::TrainProfile();
+  if (absl::GetFlag(FLAGS_health_port) >= 0) {
+    absl::StatusOr<std::unique_ptr<leeway::HealthServer>> health = leeway::HealthServer::Start(
+        absl::StrCat("0.0.0.0:", absl::GetFlag(FLAGS_health_port)));
+    if (!health.ok()) return leeway::Fail(health.status(), "--health_port");
+    leeway::g_health = std::move(*health);
+  }
+  const int code =
+      absl::GetFlag(FLAGS_profile).empty() ? leeway::TrainMnist() : leeway::TrainProfile();
+  leeway::g_health.reset();
+  return code;
 }
