@@ -174,8 +174,9 @@ int Run() {
       absl::GetFlag(FLAGS_servers), absl::GetFlag(FLAGS_workers), absl::GetFlag(FLAGS_clocks),
       absl::GetFlag(FLAGS_plan_window), absl::GetFlag(FLAGS_netns).empty() ? "loopback"
                                          : "netlab namespaces " + absl::GetFlag(FLAGS_netns),
-      std::max(1, absl::GetFlag(FLAGS_seeds)), mnist ? " test accuracy |" : "",
-      mnist ? "---:|" : "");
+      std::max(1, absl::GetFlag(FLAGS_seeds)),
+      mnist ? " test accuracy: mean (min-max) | / BSP, points |" : "",
+      mnist ? "---:|---:|" : "");
   std::vector<std::string> labels;
   std::vector<double> speedup, comm;
   for (const Row& r : rows) {
@@ -187,7 +188,8 @@ int Run() {
                           r.runs.bytes_per_iter, r.runs.bytes_per_iter / b.bytes_per_iter,
                           r.runs.staleness_p99, r.runs.compression_ratio);
     if (mnist) {
-      absl::StrAppendFormat(&md, " %.2f%% (%+.2f) |", 100 * r.runs.accuracy_mean,
+      absl::StrAppendFormat(&md, " %.2f%% (%.2f-%.2f) | %+.2f |", 100 * r.runs.accuracy_mean,
+                            100 * r.runs.accuracy_min, 100 * r.runs.accuracy_max,
                             100 * (r.runs.accuracy_mean - b.accuracy_mean));
     }
     md += "\n";

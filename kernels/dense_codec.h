@@ -14,6 +14,7 @@
 #include "core/common/little_endian.h"
 #include "kernels/codec.h"
 #include "kernels/half.h"
+#include "kernels/half_block.h"
 
 namespace leeway {
 namespace codec_internal {
@@ -57,9 +58,15 @@ void DecodeDenseRange(CodecId codec, uint32_t param, size_t n,
     case CodecId::kNone:
       for (size_t i = begin; i < end; ++i) emit(i, BitsFloat(LoadLE32(body + 4 * i)));
       return;
-    case CodecId::kFp16:
-      for (size_t i = begin; i < end; ++i) emit(i, Fp16ToFloat(LoadLE16(body + 2 * i)));
+    case CodecId::kFp16: {
+      float block[256];  // converted eight at a time where the CPU can
+      for (size_t start = begin; start < end; start += 256) {
+        const size_t stop = std::min(end, start + 256);
+        DecodeFp16(body, start, stop, block);
+        for (size_t i = start; i < stop; ++i) emit(i, block[i - start]);
+      }
       return;
+    }
     case CodecId::kBf16:
       for (size_t i = begin; i < end; ++i) emit(i, Bf16ToFloat(LoadLE16(body + 2 * i)));
       return;

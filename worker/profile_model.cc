@@ -34,9 +34,9 @@ void AddNorm(Tensors* t, const std::string& name, int64_t width) {
 }
 
 // GPT-2's Conv1D stores weights as [in, out]; the shapes are the released
-// checkpoint's.
-Tensors Gpt2Small() {
-  constexpr int64_t kWidth = 768, kLayers = 12, kVocab = 50257, kContext = 1024;
+// checkpoint's. GPT-3 has the same layer list at other sizes.
+Tensors Gpt(int64_t kWidth, int64_t kLayers, int64_t kContext) {
+  constexpr int64_t kVocab = 50257;
   Tensors t;
   AddEmbedding(&t, "wte", kVocab, kWidth);
   AddEmbedding(&t, "wpe", kContext, kWidth);
@@ -115,10 +115,13 @@ uint64_t ProfileTensor::elements() const {
   return n;
 }
 
-std::vector<std::string> ProfileModelNames() { return {"gpt2-small", "bert-base", "resnet50"}; }
+std::vector<std::string> ProfileModelNames() {
+  return {"gpt2-small", "bert-base", "resnet50", "gpt3-xl"};
+}
 
 absl::StatusOr<std::vector<ProfileTensor>> ProfileModel(const std::string& name) {
-  if (name == "gpt2-small") return Gpt2Small();
+  if (name == "gpt2-small") return Gpt(768, 12, 1024);
+  if (name == "gpt3-xl") return Gpt(2048, 24, 2048);
   if (name == "bert-base") return BertBase();
   if (name == "resnet50") return ResNet50();
   return absl::InvalidArgumentError(absl::StrCat("unknown profile '", name, "' (",

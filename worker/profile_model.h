@@ -32,7 +32,9 @@ struct ProfileTensor {
 };
 
 // "gpt2-small" (124,439,808 parameters), "bert-base" (109,482,240, with the
-// pooler) or "resnet50" (25,557,032, batch-norm scales and shifts included).
+// pooler), "resnet50" (25,557,032, batch-norm scales and shifts included) or
+// "gpt3-xl" (GPT-3 XL: 24 layers of width 2048, context 2048,
+// 1,315,723,264; for projections, too big to train here).
 absl::StatusOr<std::vector<ProfileTensor>> ProfileModel(const std::string& name);
 std::vector<std::string> ProfileModelNames();
 

@@ -25,6 +25,11 @@ TEST_CASE("the profile models have their published parameter counts") {
   CHECK(Parameters(*gpt2) == 124439808);
   CHECK(Parameters(*bert) == 109482240);
   CHECK(Parameters(*resnet) == 25557032);
+  // GPT-3 XL (the GPT-3 paper's 1.3B row): embeddings 50257 x 2048 and
+  // 2048 x 2048, 24 blocks of 50,358,272, the final norm.
+  auto gpt3 = ProfileModel("gpt3-xl");
+  REQUIRE(gpt3.ok());
+  CHECK(Parameters(*gpt3) == 1315723264);
   CHECK(gpt2->size() == 2 + 12 * 12 + 2);
   CHECK(resnet->size() == 161);
   CHECK(gpt2->front().name == "wte");

@@ -1,0 +1,319 @@
+#include "bench/sim/iteration_sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <queue>
+
+#include "absl/strings/str_cat.h"
+
+namespace leeway {
+namespace sim {
+namespace {
+
+struct Chunk {
+  int tensor = 0;
+  uint64_t elements = 0;
+  int server = 0;
+};
+
+enum class Kind { kStartClock, kPullArrive, kPullDone, kBackwardEnd, kPushArrive, kApplied, kAck };
+
+struct Event {
+  double t;
+  uint64_t seq;
+  Kind kind;
+  int worker;
+  int item;   // chunk, or tensor for kBackwardEnd
+  int clock;
+  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+struct WorkerState {
+  int clock = -1;
+  double gpu = 0;
+  std::vector<int> missing;   // chunks of each tensor not yet pulled
+  std::vector<bool> arrived;
+  int arrived_count = 0;
+  int forward_next = 0;
+  double forward_end = 0;
+  int backward_left = 0;      // tensors whose backward has not ended
+  int pushes_outstanding = 0;
+  std::vector<std::vector<int>> pull_queue;  // per server: chunks in forward order
+  std::vector<size_t> pull_next;               // per server: the next to request
+  std::vector<double> starts, ends, gpus;
+};
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+class Simulation {
+ public:
+  Simulation(const std::vector<Tensor>& model, const Cluster& cluster, const Job& job)
+      : model_(model), cl_(cluster), job_(job) {}
+
+  Result Run() {
+    SplitIntoChunks();
+    workers_.resize(cl_.workers);
+    worker_tx_.assign(cl_.workers, 0);
+    worker_rx_.assign(cl_.workers, 0);
+    encoder_free_.assign(cl_.workers, 0);
+    server_tx_.assign(cl_.servers, 0);
+    server_rx_.assign(cl_.servers, 0);
+    apply_free_.assign(cl_.servers, 0);
+    applied_.assign(chunks_.size() * job_.clocks, 0);
+    parked_.assign(chunks_.size() * job_.clocks, {});
+    for (int w = 0; w < cl_.workers; ++w) Push({0, 0, Kind::kStartClock, w, 0, 0});
+    while (!queue_.empty()) {
+      const Event e = queue_.top();
+      queue_.pop();
+      Handle(e);
+    }
+    return Summarize();
+  }
+
+ private:
+  void SplitIntoChunks() {
+    const uint64_t per_chunk = std::max<uint64_t>(1, static_cast<uint64_t>(cl_.chunk_bytes / 4));
+    tensor_chunks_.resize(model_.size());
+    for (size_t t = 0; t < model_.size(); ++t) {
+      for (uint64_t done = 0; done < model_[t].elements; done += per_chunk) {
+        tensor_chunks_[t].push_back(static_cast<int>(chunks_.size()));
+        chunks_.push_back({static_cast<int>(t), std::min(per_chunk, model_[t].elements - done), 0});
+      }
+    }
+    // Largest first onto the least loaded server (the coordinator's LPT).
+    std::vector<int> order(chunks_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return chunks_[a].elements > chunks_[b].elements; });
+    std::vector<uint64_t> load(cl_.servers, 0);
+    for (int c : order) {
+      const int s = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+      chunks_[c].server = s;
+      load[s] += chunks_[c].elements;
+    }
+  }
+
+  void Push(Event e) {
+    e.seq = seq_++;
+    queue_.push(e);
+  }
+
+  // A message through the sender's and the receiver's NIC, each a FIFO of
+  // its own (so a busy receiver delays this message, not the sender's next
+  // one to someone else); returns its arrival.
+  double Transfer(double* tx, double* rx, double rate, double t, double bytes) {
+    const double d = bytes / rate;
+    *tx = std::max(t, *tx) + d;
+    *rx = std::max(t, *rx) + d;
+    return std::max(*tx, *rx) + cl_.latency_s;
+  }
+  double Rate() const { return std::min(cl_.worker_bytes_per_s, cl_.server_bytes_per_s); }
+
+  // Uniform in [0, 1), from (seed, worker, clock).
+  double Uniform(int w, int c) const {
+    const uint64_t r = Mix(job_.seed * 1000003 + static_cast<uint64_t>(w) * 7919 +
+                           static_cast<uint64_t>(c));
+    return static_cast<double>(r >> 11) / 9007199254740992.0;
+  }
+
+  double GpuTime(int w, int c) const {
+    if (job_.gpu_time) return job_.gpu_time(w, c);
+    double g = job_.gpu_s * (w == 0 ? job_.straggler : 1);
+    if (job_.jitter > 0) g *= 1 + job_.jitter * (2 * Uniform(w, c) - 1);
+    return g;
+  }
+
+  void Handle(const Event& e) {
+    WorkerState& ws = workers_[e.worker];
+    switch (e.kind) {
+      case Kind::kStartClock: StartClock(e.worker, e.t); break;
+      case Kind::kPullArrive: {
+        const int64_t need = e.clock - 1 - job_.staleness;
+        if (job_.staleness < 0 || need < 0 || Applied(e.item, need) == cl_.workers) {
+          Respond(e.worker, e.item, e.t);
+        } else {
+          parked_[Slot(e.item, need)].push_back(e.worker);
+        }
+        break;
+      }
+      case Kind::kPullDone: PullDone(e.worker, e.item, e.t); break;
+      case Kind::kBackwardEnd: {
+        const Tensor& tensor = model_[e.item];
+        const double encoded =
+            std::max(e.t, encoder_free_[e.worker]) + tensor.elements * job_.encode_s_per_element;
+        encoder_free_[e.worker] = encoded;
+        for (int c : tensor_chunks_[e.item]) {
+          const double bytes = chunks_[c].elements * job_.push_bytes_per_element + cl_.header_bytes;
+          const double at = Transfer(&worker_tx_[e.worker], &server_rx_[chunks_[c].server], Rate(),
+                                     encoded, bytes);
+          ++ws.pushes_outstanding;
+          Push({at, 0, Kind::kPushArrive, e.worker, c, ws.clock});
+        }
+        --ws.backward_left;
+        break;
+      }
+      case Kind::kPushArrive: {
+        double& free = apply_free_[chunks_[e.item].server];
+        free = std::max(e.t, free) + chunks_[e.item].elements * job_.apply_s_per_element;
+        Push({free, 0, Kind::kApplied, e.worker, e.item, e.clock});
+        break;
+      }
+      case Kind::kApplied: {
+        if (++applied_[Slot(e.item, e.clock)] == cl_.workers) {
+          std::vector<int> waiting;
+          waiting.swap(parked_[Slot(e.item, e.clock)]);
+          for (int w : waiting) Respond(w, e.item, e.t);
+        }
+        Push({e.t + cl_.latency_s, 0, Kind::kAck, e.worker, e.item, e.clock});
+        break;
+      }
+      case Kind::kAck:
+        --ws.pushes_outstanding;
+        MaybeEndClock(e.worker, e.t);
+        break;
+    }
+  }
+
+  size_t Slot(int chunk, int64_t clock) const {
+    return static_cast<size_t>(chunk) * job_.clocks + static_cast<size_t>(clock);
+  }
+  int Applied(int chunk, int64_t clock) const { return applied_[Slot(chunk, clock)]; }
+
+  void StartClock(int w, double t) {
+    WorkerState& ws = workers_[w];
+    ++ws.clock;
+    ws.gpu = GpuTime(w, ws.clock);
+    ws.starts.push_back(t);
+    ws.gpus.push_back(ws.gpu);
+    ws.missing.assign(model_.size(), 0);
+    ws.arrived.assign(model_.size(), false);
+    ws.arrived_count = 0;
+    ws.forward_next = 0;
+    ws.forward_end = t;
+    ws.backward_left = static_cast<int>(model_.size());
+    ws.pull_queue.assign(cl_.servers, {});
+    ws.pull_next.assign(cl_.servers, 0);
+    for (size_t tensor = 0; tensor < model_.size(); ++tensor) {
+      ws.missing[tensor] = static_cast<int>(tensor_chunks_[tensor].size());
+      for (int c : tensor_chunks_[tensor]) ws.pull_queue[chunks_[c].server].push_back(c);
+    }
+    const size_t window = cl_.pull_window > 0 ? static_cast<size_t>(cl_.pull_window) : SIZE_MAX;
+    for (int s = 0; s < cl_.servers; ++s) {
+      for (size_t i = 0; i < window && i < ws.pull_queue[s].size(); ++i) RequestNextPull(w, s, t);
+    }
+  }
+
+  // Pulls go to each server earliest chunk first; with a window, the next
+  // leaves as a reply arrives.
+  void RequestNextPull(int w, int s, double t) {
+    WorkerState& ws = workers_[w];
+    if (ws.pull_next[s] >= ws.pull_queue[s].size()) return;
+    const int c = ws.pull_queue[s][ws.pull_next[s]++];
+    const double at = Transfer(&worker_tx_[w], &server_rx_[s], Rate(), t, cl_.header_bytes);
+    Push({at, 0, Kind::kPullArrive, w, c, ws.clock});
+  }
+
+  void Respond(int w, int c, double t) {
+    const double bytes = chunks_[c].elements * job_.pull_bytes_per_element + cl_.header_bytes;
+    const double at = Transfer(&server_tx_[chunks_[c].server], &worker_rx_[w], Rate(), t, bytes);
+    Push({at, 0, Kind::kPullDone, w, c, workers_[w].clock});
+  }
+
+  void PullDone(int w, int c, double t) {
+    WorkerState& ws = workers_[w];
+    if (cl_.pull_window > 0) RequestNextPull(w, chunks_[c].server, t);
+    const int tensor = chunks_[c].tensor;
+    if (--ws.missing[tensor] > 0) return;
+    ws.arrived[tensor] = true;
+    ++ws.arrived_count;
+    const int n = static_cast<int>(model_.size());
+    if (job_.overlap) {
+      while (ws.forward_next < n && ws.arrived[ws.forward_next]) {
+        ws.forward_end = std::max(ws.forward_end, t) +
+                         model_[ws.forward_next].compute_share * ws.gpu / 3;
+        ++ws.forward_next;
+      }
+      if (ws.forward_next < n) return;
+    } else {
+      if (ws.arrived_count < n) return;
+      ws.forward_end = t + ws.gpu / 3;
+    }
+    // Backward in reverse; each tensor's push as its backward ends, or all
+    // once the whole backward has.
+    double at = ws.forward_end;
+    std::vector<double> ends(n);
+    for (int i = n - 1; i >= 0; --i) ends[i] = at += model_[i].compute_share * ws.gpu * 2 / 3;
+    for (int i = n - 1; i >= 0; --i) {
+      Push({job_.overlap ? ends[i] : at, 0, Kind::kBackwardEnd, w, i, ws.clock});
+    }
+  }
+
+  void MaybeEndClock(int w, double t) {
+    WorkerState& ws = workers_[w];
+    if (ws.backward_left > 0 || ws.pushes_outstanding > 0) return;
+    ws.ends.push_back(t);
+    if (ws.clock + 1 < job_.clocks) Push({t, 0, Kind::kStartClock, w, 0, 0});
+  }
+
+  Result Summarize() const {
+    Result r;
+    const int measured = job_.clocks - job_.warmup_clocks;
+    for (const WorkerState& ws : workers_) {
+      const double wall = ws.ends.back() - ws.starts[job_.warmup_clocks];
+      double gpu = 0;
+      for (int c = job_.warmup_clocks; c < job_.clocks; ++c) gpu += ws.gpus[c];
+      r.seconds_per_clock += wall / measured / cl_.workers;
+      r.samples_per_s += job_.samples_per_iteration * measured / wall;
+      r.comm_share += (wall - gpu) / wall / cl_.workers;
+    }
+    for (const Chunk& c : chunks_) {
+      r.bytes_per_iteration += 3 * cl_.header_bytes +
+                               c.elements * (job_.push_bytes_per_element + job_.pull_bytes_per_element);
+    }
+    return r;
+  }
+
+  const std::vector<Tensor>& model_;
+  const Cluster& cl_;
+  const Job& job_;
+  std::vector<Chunk> chunks_;
+  std::vector<std::vector<int>> tensor_chunks_;
+  std::vector<WorkerState> workers_;
+  std::vector<double> worker_tx_, worker_rx_, encoder_free_, server_tx_, server_rx_, apply_free_;
+  std::vector<int> applied_;
+  std::vector<std::vector<int>> parked_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
+  uint64_t seq_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<Result> Simulate(const std::vector<Tensor>& model, const Cluster& cluster,
+                                const Job& job) {
+  if (model.empty()) return absl::InvalidArgumentError("the model has no tensors");
+  for (const Tensor& t : model) {
+    if (t.elements == 0 || t.compute_share < 0) {
+      return absl::InvalidArgumentError("every tensor needs elements and a share >= 0");
+    }
+  }
+  if (cluster.workers < 1 || cluster.servers < 1 || cluster.worker_bytes_per_s <= 0 ||
+      cluster.server_bytes_per_s <= 0 || cluster.latency_s < 0 || cluster.chunk_bytes < 4) {
+    return absl::InvalidArgumentError("need workers, servers >= 1, positive rates, chunks >= 4 bytes");
+  }
+  if (job.warmup_clocks < 0 || job.clocks <= job.warmup_clocks || job.gpu_s < 0 ||
+      job.jitter < 0 || job.jitter >= 1 || job.straggler <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "need clocks > warm-up clocks >= 0, gpu_s >= 0, 0 <= jitter < 1, straggler > 0 (clocks ",
+        job.clocks, ", warm-up ", job.warmup_clocks, ")"));
+  }
+  return Simulation(model, cluster, job).Run();
+}
+
+}  // namespace sim
+}  // namespace leeway

@@ -1,0 +1,300 @@
+// leeway-sim: the communication study's projection (issue 7). Validates the
+// iteration model (iteration_sim.h) against a measured study table, after
+// calibrating it with two numbers from that table, and projects throughput
+// and communication share to large clusters.
+//
+//   bazel-bin/bench/sim/leeway-sim --validate=bench/results/resnet50-1gbit.md
+//   bazel-bin/bench/sim/leeway-sim --project --rate_factor=0.97
+//
+// Calibration: the link's effective rate (a fraction of its nominal rate)
+// from BSP uncompressed with equal workers and pipelining, and the worker's
+// encode cost per element from BSP top-k, the same configuration; every
+// other row is a prediction. Bytes come from the measured table (the model
+// predicts time, not the controller's choices).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "bench/sim/iteration_sim.h"
+#include "bench/sim/study_table.h"
+#include "core/common/file_text.h"
+#include "worker/profile_model.h"
+
+ABSL_FLAG(std::string, validate, "", "a comm_study table (.md) to calibrate and validate against");
+ABSL_FLAG(double, nominal_gbps, 1, "--validate: the link rate the study ran at (Gbit/s)");
+ABSL_FLAG(bool, project, false, "project to large clusters");
+ABSL_FLAG(std::string, model, "gpt3-xl", "--project: the layer list");
+ABSL_FLAG(double, gpu_ms, 310, "--project: forward + backward per iteration and GPU");
+ABSL_FLAG(int, batch, 8, "--project: samples per iteration and GPU");
+ABSL_FLAG(std::string, workers, "8,64,1024", "--project: worker counts");
+ABSL_FLAG(std::string, servers, "1,8,128,1024",
+          "--project: server counts (at most the workers; as many as workers: co-located)");
+ABSL_FLAG(std::string, gbps, "25,100,400", "--project: NIC rates, Gbit/s");
+ABSL_FLAG(double, rate_factor, 0.97, "--project: effective / nominal rate (from --validate)");
+ABSL_FLAG(double, latency_us, 5, "--project: one-way latency per message");
+ABSL_FLAG(double, jitter, 0.1, "--project: per-iteration GPU time jitter");
+ABSL_FLAG(double, chunk_mb, 64, "--project: largest chunk (smaller where the servers need it)");
+ABSL_FLAG(int, clocks, 8, "--project: clocks simulated (2 of them warm-up)");
+ABSL_FLAG(int, apply_threads, 8,
+          "--project: apply threads per server (the measured one-thread rates divided by it)");
+
+namespace leeway {
+namespace sim {
+namespace {
+
+constexpr double kTopkDensity = 0.01;
+
+// One thread of this VM, per element of fp32 input (bench/kernels_bench,
+// 16 M elements, README "Codecs (CPU)"): the worker's encode with error
+// feedback and the server's decode_accumulate (its SGD apply). Top-k's
+// worker cost is calibrated instead: the runtime adds momentum correction
+// and residual bookkeeping to the codec's selection. fp16 as the study ran
+// it (scalar conversions, 2026-12-02) and as it is now (F16C, 2026-12-03).
+struct CodecCost {
+  double encode_s;
+  double apply_s;
+};
+constexpr CodecCost kNone{4 / 1.74e9, 4 / 3.52e9};
+constexpr CodecCost kFp16AtStudy{4 / 0.48e9, 4 / 1.46e9};
+constexpr CodecCost kFp16{4 / 3.13e9, 4 / 7.49e9};
+constexpr CodecCost kTopk{4 / 1.32e9, 4 / 62.22e9};
+
+std::vector<Tensor> Model(const std::string& name, uint64_t* elements) {
+  absl::StatusOr<std::vector<ProfileTensor>> tensors = ProfileModel(name);
+  if (!tensors.ok()) {
+    std::fprintf(stderr, "%s\n", tensors.status().ToString().c_str());
+    std::exit(2);
+  }
+  double total = 0;
+  for (const ProfileTensor& t : *tensors) total += t.cost;
+  std::vector<Tensor> out;
+  *elements = 0;
+  for (const ProfileTensor& t : *tensors) {
+    out.push_back({t.elements(), t.cost / total});
+    *elements += t.elements();
+  }
+  return out;
+}
+
+Result MustSimulate(const std::vector<Tensor>& model, const Cluster& c, const Job& j) {
+  absl::StatusOr<Result> r = Simulate(model, c, j);
+  if (!r.ok()) {
+    std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+    std::exit(2);
+  }
+  return *r;
+}
+
+// x in [lo, hi] where f(x) crosses zero (f monotone), in log space when lo > 0.
+double Bisect(double lo, double hi, bool log_space, const std::function<double(double)>& f) {
+  const bool rising = f(hi) > f(lo);
+  for (int i = 0; i < 40; ++i) {
+    const double mid = log_space ? std::sqrt(lo * hi) : (lo + hi) / 2;
+    ((f(mid) > 0) == rising ? hi : lo) = mid;
+  }
+  return log_space ? std::sqrt(lo * hi) : (lo + hi) / 2;
+}
+
+int64_t Staleness(const std::string& configuration) {
+  if (configuration.rfind("bsp", 0) == 0) return 0;
+  if (configuration.rfind("asp", 0) == 0) return -1;
+  int64_t s = 0;
+  const std::string digits = configuration.substr(3, configuration.find('-') - 3);
+  return absl::SimpleAtoi(digits, &s) ? s : 0;
+}
+
+// The job a measured row describes: its consistency, speeds and pipelining,
+// and its bytes split into push and pull by what the codec sends.
+Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double encode) {
+  Job j;
+  j.gpu_s = t.gpu_ms / 1000;
+  j.clocks = t.clocks;
+  j.warmup_clocks = 2;
+  j.staleness = Staleness(row.configuration);
+  j.overlap = row.overlap;
+  if (row.stragglers) {
+    j.straggler = 1.5;
+    j.jitter = 0.3;
+  }
+  const double total = row.bytes_per_iteration / static_cast<double>(elements);
+  const std::string codec = row.configuration.substr(row.configuration.find('-') + 1);
+  const double topk_push = kTopkDensity * 8;
+  // The share of elements pushed sparse: all for top-k, none for none and
+  // fp16; adaptive's from its bytes, with dense pulls (the controller keeps
+  // dense layers dense and sparsifies the large ones).
+  double sparse = 0;
+  if (codec == "none") {
+    j.push_bytes_per_element = 4;
+  } else if (codec == "fp16") {
+    j.push_bytes_per_element = 2;
+  } else if (codec == "topk") {
+    j.push_bytes_per_element = topk_push;
+    sparse = 1;
+  } else {
+    j.push_bytes_per_element = std::clamp(total - 4, topk_push, 4.0);
+    sparse = (4 - j.push_bytes_per_element) / (4 - topk_push);
+  }
+  const CodecCost dense = codec == "fp16" ? kFp16AtStudy : kNone;
+  j.encode_s_per_element = sparse * encode + (1 - sparse) * dense.encode_s;
+  j.apply_s_per_element = sparse * kTopk.apply_s + (1 - sparse) * dense.apply_s;
+  j.pull_bytes_per_element = std::max(0.0, total - j.push_bytes_per_element);
+  return j;
+}
+
+int Validate(const std::string& path) {
+  const std::string text = ReadFileOrEmpty(path);
+  absl::StatusOr<StudyTable> table = ParseStudyTable(text);
+  if (!table.ok()) {
+    std::fprintf(stderr, "%s: %s\n", path.c_str(), table.status().ToString().c_str());
+    return 2;
+  }
+  uint64_t elements = 0;
+  const std::vector<Tensor> model = Model(table->workload, &elements);
+  Cluster cluster;
+  cluster.workers = table->workers;
+  cluster.servers = table->servers;
+  const double nominal = absl::GetFlag(FLAGS_nominal_gbps) * 1e9 / 8;
+  auto find = [&](const char* config) -> const StudyRow* {
+    for (const StudyRow& r : table->rows) {
+      if (!r.stragglers && r.overlap && r.configuration == config) return &r;
+    }
+    return nullptr;
+  };
+  const StudyRow* dense = find("bsp-none");
+  const StudyRow* topk = find("bsp-topk");
+  if (dense == nullptr || topk == nullptr) {
+    std::fprintf(stderr, "%s: needs bsp-none and bsp-topk rows (equal, pipelining on)\n", path.c_str());
+    return 2;
+  }
+  double encode = 0;
+  auto predicted = [&](const StudyRow& row) {
+    return MustSimulate(model, cluster, RowJob(*table, row, elements, encode));
+  };
+  const double factor = Bisect(0.01, 10, true, [&](double f) {
+    cluster.worker_bytes_per_s = cluster.server_bytes_per_s = f * nominal;
+    return predicted(*dense).samples_per_s - dense->samples_per_s;
+  });
+  cluster.worker_bytes_per_s = cluster.server_bytes_per_s = factor * nominal;
+  encode = Bisect(0, 1e-6, false, [&](double e) {
+    encode = e;
+    return predicted(*topk).samples_per_s - topk->samples_per_s;
+  });
+  std::printf("Calibrated on %s: effective rate %.3f of %.2f Gbit/s (bsp-none), encode %.2f ns "
+              "per element (bsp-topk); every other row is a prediction.\n\n",
+              path.c_str(), factor, absl::GetFlag(FLAGS_nominal_gbps), encode * 1e9);
+  std::printf("| workers | configuration | pipelining | measured samples/s | predicted | error | "
+              "measured comm share | predicted |\n|---|---|---|---:|---:|---:|---:|---:|\n");
+  int within = 0, predictions = 0;
+  for (const StudyRow& row : table->rows) {
+    const Result r = predicted(row);
+    const double error = r.samples_per_s / row.samples_per_s - 1;
+    const bool calibration = &row == dense || &row == topk;
+    if (!calibration) {
+      ++predictions;
+      if (std::fabs(error) <= 0.15) ++within;
+    }
+    std::printf("| %s | %s | %s | %.1f | %.1f | %+.1f%%%s | %.1f%% | %.1f%% |\n",
+                row.stragglers ? "stragglers" : "equal", row.configuration.c_str(),
+                row.overlap ? "on" : "off", row.samples_per_s, r.samples_per_s, error * 100,
+                calibration ? " (calibration)" : "", row.comm_share * 100, r.comm_share * 100);
+  }
+  std::printf("\n%d of %d predictions within 15%% of the measured throughput.\n", within, predictions);
+  return 0;
+}
+
+std::vector<int> Ints(const std::string& list) {
+  std::vector<int> out;
+  for (absl::string_view part : absl::StrSplit(list, ',', absl::SkipEmpty())) {
+    int v = 0;
+    if (!absl::SimpleAtoi(part, &v) || v < 1) {
+      std::fprintf(stderr, "bad list '%s'\n", list.c_str());
+      std::exit(2);
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+int Project() {
+  uint64_t elements = 0;
+  const std::string name = absl::GetFlag(FLAGS_model);
+  const std::vector<Tensor> model = Model(name, &elements);
+  struct Config {
+    const char* name;
+    int64_t staleness;
+    double push, pull, apply;
+  };
+  // The last is not built: the servers would re-sparsify what they serve
+  // (top-k of the aggregate change, with error feedback on the server).
+  const Config configs[] = {
+      {"bsp-none", 0, 4, 4, kNone.apply_s},
+      {"bsp-fp16", 0, 2, 4, kFp16.apply_s},
+      {"ssp2-topk", 2, kTopkDensity * 8, 4, kTopk.apply_s},
+      {"ssp2-topk, top-k pulls (not built)", 2, kTopkDensity * 8, kTopkDensity * 8, kTopk.apply_s},
+  };
+  std::printf("Projection: %s (%.0f M parameters), %.0f ms GPU per iteration and %d samples per GPU, "
+              "jitter +-%.0f%%, %.0f us latency, links at %.2f of nominal, %.0f MB chunks, encode "
+              "on the GPU (free), server apply at this VM's one-thread decode_accumulate rates over %d threads; "
+              "pulls dense fp32 "
+              "(with hundreds of workers the union of their top-k sets is dense).\n\n",
+              name.c_str(), elements / 1e6, absl::GetFlag(FLAGS_gpu_ms), absl::GetFlag(FLAGS_batch),
+              absl::GetFlag(FLAGS_jitter) * 100, absl::GetFlag(FLAGS_latency_us),
+              absl::GetFlag(FLAGS_rate_factor), absl::GetFlag(FLAGS_chunk_mb),
+              absl::GetFlag(FLAGS_apply_threads));
+  std::printf("| Gbit/s | workers | servers | configuration | s/iteration | comm share | samples/s | "
+              "/ bsp-none |\n|---:|---:|---:|---|---:|---:|---:|---:|\n");
+  for (int gbps : Ints(absl::GetFlag(FLAGS_gbps))) {
+    for (int w : Ints(absl::GetFlag(FLAGS_workers))) {
+      for (int s : Ints(absl::GetFlag(FLAGS_servers))) {
+        if (s > w) continue;
+        Cluster c;
+        c.workers = w;
+        c.servers = s;
+        c.worker_bytes_per_s = c.server_bytes_per_s =
+            gbps * 1e9 / 8 * absl::GetFlag(FLAGS_rate_factor);
+        c.latency_s = absl::GetFlag(FLAGS_latency_us) * 1e-6;
+        // Chunks small enough that every server holds some of the model.
+        c.chunk_bytes = std::min(absl::GetFlag(FLAGS_chunk_mb) * (1 << 20),
+                                 std::ceil(4.0 * elements / s));
+        double baseline = 0;
+        for (const Config& config : configs) {
+          Job j;
+          j.gpu_s = absl::GetFlag(FLAGS_gpu_ms) / 1000;
+          j.samples_per_iteration = absl::GetFlag(FLAGS_batch);
+          j.jitter = absl::GetFlag(FLAGS_jitter);
+          j.clocks = absl::GetFlag(FLAGS_clocks);
+          j.staleness = config.staleness;
+          j.push_bytes_per_element = config.push;
+          j.pull_bytes_per_element = config.pull;
+          j.apply_s_per_element = config.apply / absl::GetFlag(FLAGS_apply_threads);
+          const Result r = MustSimulate(model, c, j);
+          if (baseline == 0) baseline = r.samples_per_s;
+          std::printf("| %d | %d | %d | %s | %.3f | %.1f%% | %.0f | %.2f |\n", gbps, w, s,
+                      config.name, r.seconds_per_clock, r.comm_share * 100, r.samples_per_s,
+                      r.samples_per_s / baseline);
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace sim
+}  // namespace leeway
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  if (!absl::GetFlag(FLAGS_validate).empty()) return leeway::sim::Validate(absl::GetFlag(FLAGS_validate));
+  if (absl::GetFlag(FLAGS_project)) return leeway::sim::Project();
+  std::fprintf(stderr, "leeway-sim: --validate=TABLE.md or --project (see --help)\n");
+  return 2;
+}
