@@ -5,6 +5,7 @@
 #include "kernels/half.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define LEEWAY_HAVE_F16C_PATH 1
 #endif
@@ -51,9 +52,13 @@ __attribute__((target("avx2,f16c"))) void DecodeF16c(const uint8_t* body, size_t
   for (; i < end; ++i) dst[i - begin] = Fp16ToFloat(Load16(body + 2 * i));
 }
 
+// AVX2 (which also says the OS saves the vector registers) and F16C
+// (CPUID leaf 1, ECX bit 29; clang's __builtin_cpu_supports does not know it).
 bool DetectF16c() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return __builtin_cpu_supports("avx2") && (ecx & (1u << 29)) != 0;
 }
 #endif
 
