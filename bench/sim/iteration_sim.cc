@@ -107,13 +107,20 @@ class Simulation {
   // A message through the sender's and the receiver's NIC, each a FIFO of
   // its own (so a busy receiver delays this message, not the sender's next
   // one to someone else); returns its arrival.
-  double Transfer(double* tx, double* rx, double rate, double t, double bytes) {
-    const double d = bytes / rate;
-    *tx = std::max(t, *tx) + d;
-    *rx = std::max(t, *rx) + d;
+  double Transfer(double* tx, double tx_rate, double* rx, double rx_rate, double t,
+                  double bytes) {
+    *tx = std::max(t, *tx) + bytes / tx_rate;
+    *rx = std::max(t, *rx) + bytes / rx_rate;
     return std::max(*tx, *rx) + cl_.latency_s;
   }
-  double Rate() const { return std::min(cl_.worker_bytes_per_s, cl_.server_bytes_per_s); }
+  double ToServer(int w, int s, double t, double bytes) {
+    return Transfer(&worker_tx_[w], cl_.worker_bytes_per_s, &server_rx_[s], cl_.server_bytes_per_s,
+                    t, bytes);
+  }
+  double ToWorker(int s, int w, double t, double bytes) {
+    return Transfer(&server_tx_[s], cl_.server_bytes_per_s, &worker_rx_[w], cl_.worker_bytes_per_s,
+                    t, bytes);
+  }
 
   // Uniform in [0, 1), from (seed, worker, clock).
   double Uniform(int w, int c) const {
@@ -150,8 +157,7 @@ class Simulation {
         encoder_free_[e.worker] = encoded;
         for (int c : tensor_chunks_[e.item]) {
           const double bytes = chunks_[c].elements * job_.push_bytes_per_element + cl_.header_bytes;
-          const double at = Transfer(&worker_tx_[e.worker], &server_rx_[chunks_[c].server], Rate(),
-                                     encoded, bytes);
+          const double at = ToServer(e.worker, chunks_[c].server, encoded, bytes);
           ++ws.pushes_outstanding;
           Push({at, 0, Kind::kPushArrive, e.worker, c, ws.clock});
         }
@@ -215,13 +221,13 @@ class Simulation {
     WorkerState& ws = workers_[w];
     if (ws.pull_next[s] >= ws.pull_queue[s].size()) return;
     const int c = ws.pull_queue[s][ws.pull_next[s]++];
-    const double at = Transfer(&worker_tx_[w], &server_rx_[s], Rate(), t, cl_.header_bytes);
+    const double at = ToServer(w, s, t, cl_.header_bytes);
     Push({at, 0, Kind::kPullArrive, w, c, ws.clock});
   }
 
   void Respond(int w, int c, double t) {
     const double bytes = chunks_[c].elements * job_.pull_bytes_per_element + cl_.header_bytes;
-    const double at = Transfer(&server_tx_[chunks_[c].server], &worker_rx_[w], Rate(), t, bytes);
+    const double at = ToWorker(chunks_[c].server, w, t, bytes);
     Push({at, 0, Kind::kPullDone, w, c, workers_[w].clock});
   }
 

@@ -69,4 +69,13 @@ function envNames(objects, container) {
   return names;
 }
 
-module.exports = { overlayNames, loadOverlay, find, workloads, envValue, envNames };
+// The number of a container's port named or numbered `port` (a Service's
+// targetPort, a probe's port), or undefined.
+function containerPort(container, port) {
+  for (const p of container.ports || []) {
+    if (p.name === port || String(p.containerPort) === String(port)) return p.containerPort;
+  }
+  return undefined;
+}
+
+module.exports = { overlayNames, loadOverlay, find, workloads, envValue, envNames, containerPort };

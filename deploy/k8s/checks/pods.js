@@ -9,7 +9,7 @@
 "use strict";
 const fs = require("fs");
 const path = require("path");
-const { find, workloads, envValue } = require("./manifests");
+const { find, workloads, envValue, containerPort } = require("./manifests");
 
 function podsOf(objects) {
   const pods = [];
@@ -111,11 +111,9 @@ class Cluster {
   servicePort(service, pod, port) {
     const sp = service.spec.ports.find((p) => String(p.port) === String(port));
     if (!sp) return undefined;
-    const target = sp.targetPort ?? sp.port;
     for (const c of pod.workload.pod.containers) {
-      for (const p of c.ports || []) {
-        if (p.name === target || p.containerPort === target) return pod.ports[p.containerPort];
-      }
+      const number = containerPort(c, sp.targetPort ?? sp.port);
+      if (number !== undefined) return pod.ports[number];
     }
     return undefined;
   }

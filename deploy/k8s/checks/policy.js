@@ -16,7 +16,8 @@
 //   node policy.js leeway-coordinator=PATH leeway-server=PATH leeway-worker=PATH
 "use strict";
 const { execFileSync } = require("child_process");
-const { overlayNames, loadOverlay, find, workloads, envValue, envNames } = require("./manifests");
+const { overlayNames, loadOverlay, find, workloads, envValue, envNames, containerPort } =
+  require("./manifests");
 
 const REQUIRED = {
   "leeway-coordinator": ["LEEWAY_LISTEN", "LEEWAY_TOKEN_FILE", "LEEWAY_WORKERS", "LEEWAY_SERVERS"],
@@ -32,15 +33,6 @@ function acceptedVariables(binaries) {
     out[name] = new Set(execFileSync(file, ["--list_env"], { encoding: "utf8" }).split("\n").filter(Boolean));
   }
   return out;
-}
-
-function portNumber(container, port) {
-  for (const p of container.ports || []) {
-    if (p.name === port || p.containerPort === port || String(p.containerPort) === String(port)) {
-      return p.containerPort;
-    }
-  }
-  return undefined;
 }
 
 function labelsMatch(selector, labels) {
@@ -67,7 +59,7 @@ function checkAddress(objects, problems, where, value) {
   if (!found) return problems.push(`${where}=${value}: no Service ${serviceName}`);
   const sp = found.service.spec.ports.find((p) => String(p.port) === port);
   if (!sp) return problems.push(`${where}=${value}: Service ${serviceName} has no port ${port}`);
-  if (!found.backends.some((b) => portNumber(b.container, sp.targetPort ?? sp.port) !== undefined)) {
+  if (!found.backends.some((b) => containerPort(b.container, sp.targetPort ?? sp.port) !== undefined)) {
     problems.push(`${where}=${value}: no container behind Service ${serviceName} has port ${sp.targetPort}`);
   }
 }
@@ -94,7 +86,7 @@ function checkContainer(objects, accepted, w, c, problems) {
       continue;
     }
     const port = p.grpc ? p.grpc.port : p.httpGet ? p.httpGet.port : p.tcpSocket ? p.tcpSocket.port : undefined;
-    if (port !== undefined && portNumber(c, port) === undefined) {
+    if (port !== undefined && containerPort(c, port) === undefined) {
       problems.push(`${where}: ${probe} port ${port} is not a container port`);
     }
   }
@@ -127,10 +119,10 @@ function checkContainer(objects, accepted, w, c, problems) {
   for (const [name, value] of Object.entries(env)) {
     if (typeof value !== "string") continue;
     if (name === "LEEWAY_COORDINATOR") checkAddress(objects, problems, `${where}: ${name}`, value);
-    if (name === "LEEWAY_LISTEN" && portNumber(c, Number(value.split(":")[1])) === undefined) {
+    if (name === "LEEWAY_LISTEN" && containerPort(c, Number(value.split(":")[1])) === undefined) {
       problems.push(`${where}: ${name}=${value} is not a container port`);
     }
-    if (/^LEEWAY_(HEALTH|METRICS)_PORT$/.test(name) && portNumber(c, Number(value)) === undefined) {
+    if (/^LEEWAY_(HEALTH|METRICS)_PORT$/.test(name) && containerPort(c, Number(value)) === undefined) {
       problems.push(`${where}: ${name}=${value} is not a container port`);
     }
   }
@@ -196,7 +188,7 @@ function checkOverlay(objects, accepted) {
     const found = serviceBackends(objects, s.metadata.name);
     if (found.backends.length === 0) problems.push(`Service ${s.metadata.name} selects no pods`);
     for (const p of s.spec.ports) {
-      if (!found.backends.some((b) => portNumber(b.container, p.targetPort ?? p.port) !== undefined)) {
+      if (!found.backends.some((b) => containerPort(b.container, p.targetPort ?? p.port) !== undefined)) {
         problems.push(`Service ${s.metadata.name} port ${p.name}: no container port ${p.targetPort}`);
       }
     }
