@@ -22,7 +22,9 @@
 #include "bench/launch_runner.h"
 
 ABSL_FLAG(std::string, workload, "resnet50", "resnet50, gpt2-small, bert-base or mnist");
-ABSL_FLAG(std::string, configs, "bsp-none,bsp-fp16,bsp-topk,ssp2-none,ssp2-adaptive,asp-adaptive",
+ABSL_FLAG(std::string, configs,
+          "bsp-none,bsp-fp16,bsp-topk,ssp2-none,ssp2-adaptive,asp-adaptive,bsp-topk+pulls,"
+          "ssp2-adaptive+pulls",
           "configurations (the first row of each group is always bsp-none)");
 ABSL_FLAG(std::string, speeds, "equal,stragglers",
           "equal workers, and/or stragglers (the last worker --straggler slower, all +-jitter)");
@@ -30,6 +32,9 @@ ABSL_FLAG(std::string, overlap, "on,off", "pipelining on and/or off (the ablatio
 ABSL_FLAG(double, straggler, 1.5, "the slow worker's GPU time factor");
 ABSL_FLAG(double, jitter, 0.3, "per-iteration GPU time jitter of every worker");
 ABSL_FLAG(double, gpu_ms, 100, "emulated GPU forward + backward per iteration (profiles)");
+ABSL_FLAG(int, batch, 0,
+          "samples per iteration and worker (0: the batch --gpu_ms stands for: resnet50 256 "
+          "images, gpt2-small 32 sequences of 1,024 tokens, bert-base 64 of 512; mnist 32)");
 ABSL_FLAG(int, clocks, 20, "iterations per run");
 ABSL_FLAG(int, plan_window, 4,
           "clocks between compression plans (short runs need short windows: the first plan "
@@ -41,7 +46,8 @@ ABSL_FLAG(std::string, netns, "", "bench/netlab namespaces prefix (run inside <p
 ABSL_FLAG(std::string, data_dir, "data/mnist", "MNIST files (--workload=mnist)");
 ABSL_FLAG(std::string, bin_dir, "bazel-bin", "where cli/leeway and the others were built");
 ABSL_FLAG(std::string, work_dir, "/tmp/leeway-comm-study", "run directories");
-ABSL_FLAG(std::string, out, "", "write <out>.md and <out>.svg");
+ABSL_FLAG(std::string, out, "",
+          "write <out>.md and <out>.svg (mnist: and <out>-curves.svg, accuracy against time)");
 
 namespace leeway {
 namespace {
@@ -50,13 +56,20 @@ struct Configuration {
   std::string name;
   std::string staleness;
   std::string compression;
+  double pull_density = 0;  // launch --pull-density
 };
+
+// "+pulls": the servers publish 1% of each chunk a clock (top-k with error
+// feedback) instead of every changed element.
+constexpr double kPullDensity = 0.01;
 
 absl::StatusOr<Configuration> Named(const std::string& name) {
   static const std::vector<Configuration> kAll = {
       {"bsp-none", "0", "none"},           {"bsp-fp16", "0", "fixed:fp16"},
       {"bsp-topk", "0", "fixed:topk:0.01"}, {"ssp2-none", "2", "none"},
-      {"ssp2-adaptive", "2", "adaptive"},   {"asp-adaptive", "async", "adaptive"}};
+      {"ssp2-adaptive", "2", "adaptive"},   {"asp-adaptive", "async", "adaptive"},
+      {"bsp-topk+pulls", "0", "fixed:topk:0.01", kPullDensity},
+      {"ssp2-adaptive+pulls", "2", "adaptive", kPullDensity}};
   for (const Configuration& c : kAll) {
     if (c.name == name) return c;
   }
@@ -70,6 +83,18 @@ struct Row {
   const FoldedRuns* baseline = nullptr;
 };
 
+// The batch an H100/H200 computes in about 100 ms of forward + backward at
+// mixed precision (README, "The communication study"); the MLP's default.
+int Batch(const std::string& workload) {
+  if (absl::GetFlag(FLAGS_batch) > 0) return absl::GetFlag(FLAGS_batch);
+  if (workload == "resnet50") return 256;
+  if (workload == "gpt2-small") return 32;
+  if (workload == "bert-base") return 64;
+  return 32;
+}
+
+std::string CurvesFile() { return absl::GetFlag(FLAGS_out) + "-curves.svg"; }
+
 std::vector<std::string> Flags(const Configuration& c, const std::string& speeds, bool overlap,
                                int seed) {
   const std::string workload = absl::GetFlag(FLAGS_workload);
@@ -78,11 +103,17 @@ std::vector<std::string> Flags(const Configuration& c, const std::string& speeds
       absl::StrCat("--workers=", absl::GetFlag(FLAGS_workers)),
       "--staleness=" + c.staleness, "--compression=" + c.compression,
       absl::StrCat("--clocks=", absl::GetFlag(FLAGS_clocks)), absl::StrCat("--seed=", seed),
+      absl::StrCat("--batch=", Batch(workload)),
       absl::StrCat("--plan-window=", absl::GetFlag(FLAGS_plan_window)),
-      absl::StrCat("--overlap=", overlap ? "true" : "false")};
+      absl::StrCat("--overlap=", overlap ? "true" : "false"),
+      absl::StrCat("--pull-density=", c.pull_density)};
   if (!absl::GetFlag(FLAGS_netns).empty()) f.push_back("--netns=" + absl::GetFlag(FLAGS_netns));
   if (workload == "mnist") {
     f.push_back("--data-dir=" + absl::GetFlag(FLAGS_data_dir));
+    // Accuracy against time, one line per configuration (seed 1, pipelined).
+    if (seed == 1 && overlap && !absl::GetFlag(FLAGS_out).empty()) {
+      f.push_back("--plot=" + CurvesFile());
+    }
   } else {
     f.push_back("--profile=" + workload);
     f.push_back(absl::StrCat("--gpu-ms=", absl::GetFlag(FLAGS_gpu_ms)));
@@ -125,6 +156,8 @@ int Run() {
     if (c->name != "bsp-none") configs.push_back(*c);
   }
   const bool mnist = absl::GetFlag(FLAGS_workload) == "mnist";
+  // launch --plot adds its run to the file: start it empty.
+  if (mnist && !absl::GetFlag(FLAGS_out).empty()) std::remove(CurvesFile().c_str());
   std::vector<std::string> speeds = absl::StrSplit(absl::GetFlag(FLAGS_speeds), ',', absl::SkipEmpty());
   if (mnist) speeds = {"equal"};  // the MLP trainer has no emulated GPU to slow down
   std::vector<bool> overlaps;
@@ -163,7 +196,7 @@ int Run() {
   }
 
   std::string md = absl::StrFormat(
-      "Workload %s%s, %d servers, %d workers, %d clocks (plans every %d), %s; medians of %d "
+      "Workload %s%s, batch %d, %d servers, %d workers, %d clocks (plans every %d), %s; medians of %d "
       "seed(s); ratios to "
       "BSP uncompressed with pipelining at the same worker speeds.\n\n"
       "| workers | configuration | pipelining | samples/s | / BSP | comm share | / BSP | "
@@ -171,6 +204,7 @@ int Run() {
       "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
       absl::GetFlag(FLAGS_workload),
       mnist ? "" : absl::StrFormat(" (%.0f ms GPU per iteration)", absl::GetFlag(FLAGS_gpu_ms)),
+      Batch(absl::GetFlag(FLAGS_workload)),
       absl::GetFlag(FLAGS_servers), absl::GetFlag(FLAGS_workers), absl::GetFlag(FLAGS_clocks),
       absl::GetFlag(FLAGS_plan_window), absl::GetFlag(FLAGS_netns).empty() ? "loopback"
                                          : "netlab namespaces " + absl::GetFlag(FLAGS_netns),
@@ -208,7 +242,8 @@ int Run() {
         2 * half + 10)
         << Bars("throughput / BSP uncompressed", labels, speedup, "x", 0)
         << Bars("communication share of iteration time", labels, comm, "%", half) << "</svg>\n";
-    std::fprintf(stderr, "wrote %s.md and %s.svg\n", out.c_str(), out.c_str());
+    std::fprintf(stderr, "wrote %s.md and %s.svg%s\n", out.c_str(), out.c_str(),
+                 mnist ? absl::StrCat(" and ", CurvesFile()).c_str() : "");
   }
   return 0;
 }

@@ -58,6 +58,7 @@ std::string RunName(const LaunchOptions& o) {
                                                          : "SSP s=" + o.staleness;
   std::string name = absl::StrCat(consistency, ", ", o.compression);
   if (!o.profile.empty()) absl::StrAppend(&name, ", ", o.profile);
+  if (o.pull_density > 0) absl::StrAppend(&name, ", pulls top-k ", o.pull_density);
   if (!o.overlap) absl::StrAppend(&name, ", no overlap");
   return name;
 }
@@ -118,6 +119,9 @@ absl::Status Cluster::Prepare() {
   int64_t s = 0;
   if (o_.staleness != "async" && (!absl::SimpleAtoi(o_.staleness, &s) || s < 0)) {
     return absl::InvalidArgumentError("--staleness must be a count >= 0 or async");
+  }
+  if (!(o_.pull_density >= 0 && o_.pull_density < 1)) {
+    return absl::InvalidArgumentError("--pull-density must be in [0, 1)");
   }
   absl::Status placed = CheckPlacement(o_.netns, o_.servers, o_.workers);
   if (!placed.ok()) return placed;
@@ -207,7 +211,7 @@ absl::Status Cluster::StartAll() {
          {FindBinary(bin_, "server", "leeway-server"), "--listen=" + place.host + ":0",
           "--coordinator=" + coordinator_, "--token_file=" + token_file,
           absl::StrCat("--shard=", i), "--advertise_host=" + place.host, std::string("--threads=1"),
-          std::string("--metrics_port=-1"),
+          std::string("--metrics_port=-1"), absl::StrCat("--pull_density=", o_.pull_density),
           absl::StrCat("--ready_file=", dir_, "/server", i, ".ready")}) {
       argv.push_back(arg);
     }

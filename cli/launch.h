@@ -30,6 +30,7 @@ struct LaunchOptions {
   double gpu_ms = 100;  // emulated forward + backward per iteration
   double straggler = 1;  // the last worker's GPU time factor
   double jitter = 0;     // every worker's per-iteration +- fraction
+  double pull_density = 0;  // leeway-server --pull_density
   bool overlap = true;   // false: the no-pipelining ablation (leeway-worker --overlap)
   std::string hidden = "256";
   int clocks = 1000;

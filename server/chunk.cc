@@ -1,21 +1,35 @@
 #include "server/chunk.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 #include "absl/strings/str_cat.h"
 #include "kernels/codec.h"
 #include "kernels/payload.h"
+#include "kernels/topk_select.h"
 
 namespace leeway {
 
+namespace {
+
+size_t ServedElements(uint32_t elements, float density) {
+  if (!(density > 0.0f && density < 1.0f) || elements < kSparsePullMinElements) return 0;
+  return static_cast<size_t>(std::ceil(double{density} * elements));
+}
+
+}  // namespace
+
 Chunk::Chunk(const ChunkInfo& info, const OptimizerConfig& optimizer,
-             uint32_t block_elements)
+             const ChunkOptions& options)
     : info_(info),
       optimizer_(optimizer),
-      block_elements_(std::max<uint32_t>(1, block_elements)),
+      block_elements_(std::max<uint32_t>(1, options.block_elements)),
+      served_elements_(ServedElements(info.elements, options.pull_density)),
       params_(info.elements, 0.0f),
       state_(size_t(OptimizerStateSlots(optimizer.kind)) * info.elements, 0.0f),
-      block_versions_((info.elements + block_elements_ - 1) / block_elements_, 0) {}
+      served_(served_elements_ > 0 ? info.elements : 0, 0.0f),
+      block_stamps_((info.elements + block_elements_ - 1) / block_elements_, 0) {}
 
 absl::StatusOr<bool> Chunk::Initialize(absl::Span<const float> values) {
   if (values.size() != info_.elements) {
@@ -26,6 +40,7 @@ absl::StatusOr<bool> Chunk::Initialize(absl::Span<const float> values) {
   absl::MutexLock lock(&mu_);
   if (initialized_) return false;
   std::copy(values.begin(), values.end(), params_.begin());
+  if (sparse_pulls()) served_ = params_;
   initialized_ = true;
   return true;
 }
@@ -41,7 +56,13 @@ uint64_t Chunk::version() const {
 }
 
 void Chunk::MarkAllChanged(uint64_t version) {
-  std::fill(block_versions_.begin(), block_versions_.end(), version);
+  stamp_base_ = version;
+  std::fill(block_stamps_.begin(), block_stamps_.end(), 0u);
+}
+
+uint32_t Chunk::StampFor(uint64_t version) {
+  if (version - stamp_base_ > UINT32_MAX) MarkAllChanged(ViewVersion());
+  return static_cast<uint32_t>(version - stamp_base_);
 }
 
 absl::StatusOr<uint64_t> Chunk::Apply(absl::Span<const uint8_t> payload,
@@ -65,14 +86,19 @@ absl::StatusOr<uint64_t> Chunk::Apply(absl::Span<const uint8_t> payload,
     }
     ApplySparse(optimizer_, next, n, params_.data(), state_.data(),
                 indices.data(), values.data(), indices.size());
-    for (uint32_t i : indices) block_versions_[i / block_elements_] = next;
+    owed_ = sparse_pulls();
+    if (!sparse_pulls()) {
+      const uint32_t stamp = StampFor(next);
+      for (uint32_t i : indices) block_stamps_[i / block_elements_] = stamp;
+    }
   } else if (optimizer_.kind == OptimizerKind::kSgd &&
              optimizer_.weight_decay == 0.0f) {
     // Plain SGD on a dense payload: decode straight into the parameters.
     absl::Status decoded = DecodeAccumulate(
         payload, -optimizer_.learning_rate * scale, absl::MakeSpan(params_), 1);
     if (!decoded.ok()) return decoded;
-    MarkAllChanged(next);
+    owed_ = sparse_pulls();
+    if (!sparse_pulls()) MarkAllChanged(next);
   } else {
     // A scratch buffer per apply thread: allocating (and faulting in) a
     // chunk-sized vector per push would cost more than the update itself.
@@ -84,28 +110,64 @@ absl::StatusOr<uint64_t> Chunk::Apply(absl::Span<const uint8_t> payload,
       for (size_t i = 0; i < n; ++i) grad[i] *= scale;
     }
     ApplyDense(optimizer_, next, n, params_.data(), state_.data(), grad.data());
-    MarkAllChanged(next);
+    owed_ = sparse_pulls();
+    if (!sparse_pulls()) MarkAllChanged(next);
   }
   version_ = next;
   return next;
 }
 
-absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version) const {
+void Chunk::Publish(uint32_t clock) {
+  served_clock_ = clock;
+  if (!owed_) return;
+  const size_t n = info_.elements;
+  thread_local std::vector<float> difference;
+  thread_local std::vector<uint32_t> selected;
+  difference.resize(n);
+  size_t differ = 0;
+  for (size_t i = 0; i < n; ++i) {
+    difference[i] = params_[i] - served_[i];
+    differ += difference[i] != 0.0f;
+  }
+  owed_ = differ > served_elements_;
+  if (differ == 0) return;
+  SelectTopK(absl::MakeConstSpan(difference), served_elements_, /*seed=*/version_,
+             /*threads=*/1, &selected);
+  // A publication is a version of its own: the copy changes even when no
+  // push came since the last one (what was owed).
+  ++version_;
+  const uint32_t stamp = StampFor(version_);
+  for (uint32_t i : selected) {
+    if (difference[i] == 0.0f) continue;  // fewer than k elements differ
+    served_[i] = params_[i];
+    block_stamps_[i / block_elements_] = stamp;
+  }
+  served_version_ = version_;
+}
+
+absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
+  if (sparse_pulls()) {
+    absl::MutexLock lock(&mu_);
+    if (initialized_ && clock > served_clock_) Publish(clock);
+  }
   absl::ReaderMutexLock lock(&mu_);
   if (!initialized_) {
     return absl::UnavailableError(absl::StrCat(
         "layer ", info_.layer, " chunk ", info_.chunk,
         " has no initial values yet"));
   }
+  const std::vector<float>& view = sparse_pulls() ? served_ : params_;
   PullReply reply;
-  reply.version = version_;
-  if (since_version == version_) return reply;
+  reply.version = ViewVersion();
+  if (since_version == reply.version) return reply;
   const size_t n = info_.elements;
   size_t changed = 0;
-  const bool known = since_version < version_;
+  const bool known = since_version < reply.version && since_version >= stamp_base_;
+  const uint32_t since_stamp =
+      known ? static_cast<uint32_t>(since_version - stamp_base_) : 0;
   if (known) {
-    for (size_t b = 0; b < block_versions_.size(); ++b) {
-      if (block_versions_[b] > since_version) {
+    for (size_t b = 0; b < block_stamps_.size(); ++b) {
+      if (block_stamps_[b] > since_stamp) {
         changed += std::min<size_t>(block_elements_, n - b * block_elements_);
       }
     }
@@ -116,12 +178,12 @@ absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version) const {
     std::vector<float> values;
     indices.reserve(changed);
     values.reserve(changed);
-    for (size_t b = 0; b < block_versions_.size(); ++b) {
-      if (block_versions_[b] <= since_version) continue;
+    for (size_t b = 0; b < block_stamps_.size(); ++b) {
+      if (block_stamps_[b] <= since_stamp) continue;
       const size_t end = std::min<size_t>(n, (b + 1) * block_elements_);
       for (size_t i = b * block_elements_; i < end; ++i) {
         indices.push_back(static_cast<uint32_t>(i));
-        values.push_back(params_[i]);
+        values.push_back(view[i]);
       }
     }
     reply.form = PullReply::Form::kDelta;
@@ -133,7 +195,7 @@ absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version) const {
   dense.codec = CodecId::kNone;
   dense.threads = 1;
   reply.form = PullReply::Form::kDense;
-  absl::Status encoded = Encode(params_, {}, dense, &reply.payload);
+  absl::Status encoded = Encode(view, {}, dense, &reply.payload);
   if (!encoded.ok()) {
     return absl::InternalError(absl::StrCat(
         "layer ", info_.layer, " chunk ", info_.chunk,
@@ -159,6 +221,11 @@ absl::Status Chunk::Restore(const ChunkState& state) {
   params_ = state.params;
   state_ = state.optimizer_state;
   version_ = state.version;
+  if (sparse_pulls()) {
+    served_ = params_;
+    served_version_ = version_;
+    owed_ = false;
+  }
   initialized_ = true;
   MarkAllChanged(version_);
   return absl::OkStatus();

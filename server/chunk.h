@@ -1,6 +1,7 @@
 // One chunk of a layer on a server: fp32 parameters, optimizer state, a
-// version (push batches applied) and, per block of elements, the version
-// of its last change, so that pulls can be answered with deltas.
+// version (push batches applied, and publications below) and, per block of elements (by default
+// one element), the version of its last change, so that pulls can be
+// answered with deltas that carry exactly the elements that changed.
 //
 // Guarantees:
 // - Apply validates the whole payload (kernels' decoders) before touching
@@ -14,6 +15,16 @@
 //   chunk (always when `since` is kNoVersion, or any version this chunk
 //   never had, e.g. after a restart from an older checkpoint).
 // - Sparse payloads are applied lazily, O(nnz) (optimizer.h).
+// - With a pull density d (ChunkOptions; chunks of at least
+//   kSparsePullMinElements), pulls read a served copy instead of the
+//   parameters: the first pull of a clock newer than any before publishes
+//   the ceil(d n) elements where the parameters differ most from the copy
+//   (top-k of the difference; what is not sent stays in the difference,
+//   error feedback on the server), so a pull's delta holds about d n
+//   elements per clock however many workers pushed. The served copy then
+//   lags the parameters by that difference: every update from the clocks
+//   SSP guarantees is in the copy or still in the difference. Deltas stay
+//   exact with respect to the copy.
 // Thread-safe.
 #ifndef LEEWAY_SERVER_CHUNK_H_
 #define LEEWAY_SERVER_CHUNK_H_
@@ -55,12 +66,24 @@ struct ChunkState {
   std::vector<float> optimizer_state;
 };
 
+struct ChunkOptions {
+  // Elements per change stamp. One: a delta carries exactly the changed
+  // elements. Sparse pushes from a few workers touch a few percent of a chunk, but
+  // scattered: with blocks of 8, a 4% union of top-1% sets dirtied 28% of
+  // the blocks and deltas were larger than half the dense chunk. A stamp
+  // costs 4 bytes an element, as much as the parameter.
+  uint32_t block_elements = 1;
+  // 0: pulls read the parameters; in (0, 1): the served copy (above).
+  float pull_density = 0;
+};
+
+// Smaller chunks (biases, norms) are always pulled exactly.
+constexpr uint32_t kSparsePullMinElements = 4096;
+
 class Chunk {
  public:
-  static constexpr uint32_t kDefaultBlockElements = 8;
-
   Chunk(const ChunkInfo& info, const OptimizerConfig& optimizer,
-        uint32_t block_elements = kDefaultBlockElements);
+        const ChunkOptions& options = {});
 
   const ChunkInfo& info() const { return info_; }
   const OptimizerConfig& optimizer() const { return optimizer_; }
@@ -75,26 +98,50 @@ class Chunk {
   absl::StatusOr<uint64_t> Apply(absl::Span<const uint8_t> payload,
                                  float scale = 1.0f);
 
-  absl::StatusOr<PullReply> Read(uint64_t since_version) const;
+  // `clock`: the pulling worker's clock (publishes the served copy when it
+  // is newer than every clock before; ignored without a pull density).
+  absl::StatusOr<PullReply> Read(uint64_t since_version, uint32_t clock = 0);
   uint64_t version() const;
+  bool sparse_pulls() const { return served_elements_ > 0; }
 
   ChunkState Snapshot() const;
   // Replaces everything (checkpoint restore); sizes must match.
   absl::Status Restore(const ChunkState& state);
 
  private:
+  // The version pulls see: the parameters', or the served copy's.
+  uint64_t ViewVersion() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return sparse_pulls() ? served_version_ : version_;
+  }
+  // Copies the elements of largest |params - served| into the served copy.
+  void Publish(uint32_t clock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Everything changed at `version`: versions before it read dense.
   void MarkAllChanged(uint64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The stamp that says "changed at `version`", rebasing first when
+  // `version` is 2^32 or more past the base.
+  uint32_t StampFor(uint64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ChunkInfo info_;
   const OptimizerConfig optimizer_;
   const uint32_t block_elements_;
+  const size_t served_elements_;  // k of a publication; 0: no served copy
 
   mutable absl::Mutex mu_;
   bool initialized_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<float> params_ ABSL_GUARDED_BY(mu_);
   std::vector<float> state_ ABSL_GUARDED_BY(mu_);
-  std::vector<uint64_t> block_versions_ ABSL_GUARDED_BY(mu_);
+  // The served copy (empty without a pull density), the parameters'
+  // version it was published at, and the clock that published it.
+  std::vector<float> served_ ABSL_GUARDED_BY(mu_);
+  uint64_t served_version_ ABSL_GUARDED_BY(mu_) = 0;
+  uint32_t served_clock_ ABSL_GUARDED_BY(mu_) = 0;
+  bool owed_ ABSL_GUARDED_BY(mu_) = false;  // the copy differs from the parameters
+  // Of the view pulls read (the parameters or the served copy):
+  // block_stamps_[b] = version of block b's last change - stamp_base_;
+  // 0: at or before stamp_base_. Deltas exist for versions >= stamp_base_.
+  uint64_t stamp_base_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<uint32_t> block_stamps_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace leeway

@@ -1,5 +1,7 @@
 #include "server/chunk.h"
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -124,9 +126,55 @@ TEST_CASE("pulls answer not modified, a delta, or the dense chunk") {
   CHECK(unknown->form == PullReply::Form::kDense);
 }
 
-TEST_CASE("deltas from every older version reproduce the chunk") {
+std::vector<uint8_t> Pairs(uint32_t n, const std::vector<uint32_t>& indices) {
+  std::vector<uint8_t> payload;
+  REQUIRE(EncodePairs(n, indices, std::vector<float>(indices.size(), 1.0f),
+                      &payload)
+              .ok());
+  return payload;
+}
+
+std::vector<uint32_t> DeltaIndices(const PullReply& reply, uint32_t n) {
+  REQUIRE(reply.form == PullReply::Form::kDelta);
+  std::vector<uint32_t> indices;
+  std::vector<float> values;
+  REQUIRE(DecodePairs(reply.payload, n, &indices, &values).ok());
+  return indices;
+}
+
+TEST_CASE("a delta carries exactly the elements changed since the version") {
   const uint32_t n = 1000;
   Chunk chunk(Info(n), Sgd(0.1f));
+  REQUIRE(chunk.Initialize(Random(n, 5)).ok());
+  REQUIRE(chunk.Apply(Pairs(n, {3, 500, 999})).ok());  // version 1
+  REQUIRE(chunk.Apply(Pairs(n, {4, 500})).ok());       // version 2
+  CHECK(DeltaIndices(*chunk.Read(0), n) == std::vector<uint32_t>{3, 4, 500, 999});
+  CHECK(DeltaIndices(*chunk.Read(1), n) == std::vector<uint32_t>{4, 500});
+
+  // Coarser blocks (less memory) send whole blocks.
+  Chunk coarse(Info(n), Sgd(0.1f), ChunkOptions{/*block_elements=*/8});
+  REQUIRE(coarse.Initialize(Random(n, 5)).ok());
+  REQUIRE(coarse.Apply(Pairs(n, {3, 998})).ok());
+  CHECK(DeltaIndices(*coarse.Read(0), n) ==
+        std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 992, 993, 994, 995, 996,
+                              997, 998, 999});
+
+  // After a dense push or a restore only the dense chunk brings an older
+  // copy up to date; deltas start again from there.
+  REQUIRE(chunk.Apply(Dense(Random(n, 6))).ok());  // version 3
+  CHECK(chunk.Read(2)->form == PullReply::Form::kDense);
+  REQUIRE(chunk.Apply(Pairs(n, {7})).ok());  // version 4
+  CHECK(DeltaIndices(*chunk.Read(3), n) == std::vector<uint32_t>{7});
+  CHECK(chunk.Read(1)->form == PullReply::Form::kDense);
+  REQUIRE(chunk.Restore(chunk.Snapshot()).ok());
+  CHECK(chunk.Read(3)->form == PullReply::Form::kDense);
+  CHECK(chunk.Read(4)->form == PullReply::Form::kNotModified);
+}
+
+TEST_CASE("deltas from every older version reproduce the chunk") {
+  const uint32_t n = 1000;
+  const uint32_t block = GENERATE(1u, 8u);
+  Chunk chunk(Info(n), Sgd(0.1f), ChunkOptions{block});
   REQUIRE(chunk.Initialize(Random(n, 5)).ok());
   std::vector<std::vector<float>> history = {Params(chunk)};
   for (uint64_t seed = 0; seed < 8; ++seed) {
@@ -147,6 +195,109 @@ TEST_CASE("deltas from every older version reproduce the chunk") {
     }
     CHECK(copy == history.back());
   }
+}
+
+// Applies a pull reply to a copy held at the version the pull named.
+void ApplyReply(const PullReply& reply, uint32_t n, std::vector<float>* copy) {
+  if (reply.form == PullReply::Form::kDelta) {
+    std::vector<uint32_t> indices;
+    std::vector<float> values;
+    REQUIRE(DecodePairs(reply.payload, n, &indices, &values).ok());
+    for (size_t j = 0; j < indices.size(); ++j) (*copy)[indices[j]] = values[j];
+  } else if (reply.form == PullReply::Form::kDense) {
+    REQUIRE(Decode(reply.payload, absl::MakeSpan(*copy)).ok());
+  }
+}
+
+TEST_CASE("with a pull density, pulls get the largest changes once a clock") {
+  const uint32_t n = 10000;
+  ChunkOptions options;
+  options.pull_density = 0.01f;  // 100 elements a clock
+  Chunk chunk(Info(n), Sgd(1.0f), options);
+  REQUIRE(chunk.sparse_pulls());
+  REQUIRE(chunk.Initialize(Random(n, 1)).ok());
+  auto first = chunk.Read(kNoVersion, 0);
+  REQUIRE(first->form == PullReply::Form::kDense);
+  std::vector<float> copy(n);
+  ApplyReply(*first, n, &copy);
+  uint64_t held = first->version;
+
+  // Eight workers' 1% pushes change about 8% of the elements; one element
+  // changes far more than the rest.
+  for (uint64_t w = 0; w < 8; ++w) REQUIRE(chunk.Apply(TopK(Random(n, 50 + w), 0.01f)).ok());
+  REQUIRE(chunk.Apply(Pairs(n, {1234})).ok());  // -1.0 at element 1234
+  std::vector<float> g(n, 0.0f);
+  g[4321] = 100;
+  REQUIRE(chunk.Apply(TopK(g, 0.0001f)).ok());
+  const std::vector<float> params = Params(chunk);
+  size_t changed = 0;
+  for (uint32_t i = 0; i < n; ++i) changed += params[i] != copy[i];
+  REQUIRE(changed > 500);
+
+  // Clock 1's first pull publishes: 100 elements, the largest changes among them.
+  auto published = chunk.Read(held, 1);
+  REQUIRE(published.ok());
+  CHECK(published->version == chunk.version());
+  const std::vector<uint32_t> sent = DeltaIndices(*published, n);
+  CHECK(sent.size() == 100);
+  CHECK(std::count(sent.begin(), sent.end(), 4321u) == 1);
+  float smallest_sent = 1e30f, largest_kept = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const float change = std::fabs(params[i] - copy[i]);
+    if (std::count(sent.begin(), sent.end(), i)) {
+      smallest_sent = std::min(smallest_sent, change);
+    } else {
+      largest_kept = std::max(largest_kept, change);
+    }
+  }
+  CHECK(smallest_sent >= largest_kept);
+  ApplyReply(*published, n, &copy);
+  held = published->version;
+
+  // More pushes in the same clock publish nothing: not modified.
+  REQUIRE(chunk.Apply(TopK(Random(n, 70), 0.01f)).ok());
+  CHECK(chunk.Read(held, 1)->form == PullReply::Form::kNotModified);
+  CHECK(chunk.Read(held, 0)->form == PullReply::Form::kNotModified);
+
+  // What was not sent stays owed: without new pushes, clock after clock
+  // brings the copy to the parameters, bit for bit, 100 elements at a time.
+  const std::vector<float> final_params = Params(chunk);
+  for (uint32_t clock = 2; clock < 2 + (n / 100) + 1; ++clock) {
+    auto reply = chunk.Read(held, clock);
+    REQUIRE(reply.ok());
+    if (reply->form == PullReply::Form::kNotModified) break;
+    REQUIRE(reply->form == PullReply::Form::kDelta);
+    CHECK(DeltaIndices(*reply, n).size() <= 100);
+    ApplyReply(*reply, n, &copy);
+    held = reply->version;
+  }
+  CHECK(copy == final_params);
+  CHECK(held == chunk.version());
+}
+
+TEST_CASE("a pull density leaves small chunks exact and restarts from a restore") {
+  ChunkOptions options;
+  options.pull_density = 0.01f;
+  Chunk small(Info(kSparsePullMinElements - 1), Sgd(), options);
+  CHECK_FALSE(small.sparse_pulls());
+  Chunk off(Info(10000), Sgd(), ChunkOptions{});
+  CHECK_FALSE(off.sparse_pulls());
+
+  const uint32_t n = 10000;
+  Chunk chunk(Info(n), Sgd(1.0f), options);
+  REQUIRE(chunk.Initialize(Random(n, 1)).ok());
+  REQUIRE(chunk.Apply(Dense(Random(n, 2))).ok());  // changes every element
+  auto reply = chunk.Read(0, 1);
+  CHECK(DeltaIndices(*reply, n).size() == 100);  // a dense push, still 100
+  // A restore serves the restored parameters, dense to any older copy.
+  ChunkState state = chunk.Snapshot();
+  REQUIRE(chunk.Restore(state).ok());
+  auto restored = chunk.Read(0, 2);
+  REQUIRE(restored->form == PullReply::Form::kDense);
+  std::vector<float> copy(n);
+  ApplyReply(*restored, n, &copy);
+  CHECK(copy == state.params);
+  CHECK(chunk.Read(restored->version, 3)->form == PullReply::Form::kNotModified);
 }
 
 TEST_CASE("snapshot and restore round-trip") {

@@ -164,7 +164,8 @@ void DataService::OnPull(Message m) {
         // made the pull ready, which may be the progress thread.
         Chunk* target = *chunk;
         pool_.Submit(kReadKeyBase | next_read_key_.fetch_add(1), [this, shared, target] {
-          absl::StatusOr<PullReply> reply = target->Read(shared->header.version);
+          absl::StatusOr<PullReply> reply =
+              target->Read(shared->header.version, shared->header.clock);
           if (!reply.ok()) return Fail(*shared, reply.status());
           WireHeader header;
           header.kind = MessageKind::kPullReply;

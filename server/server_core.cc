@@ -27,7 +27,7 @@ absl::Status ServerCore::AddChunk(const ChunkInfo& info,
     }
     return absl::OkStatus();
   }
-  slot = std::make_unique<Chunk>(info, optimizer, options_.block_elements);
+  slot = std::make_unique<Chunk>(info, optimizer, options_.chunk);
   return absl::OkStatus();
 }
 
@@ -117,11 +117,11 @@ void ServerCore::Pull(uint32_t rank, uint32_t layer, uint32_t chunk,
                       uint32_t clock, uint64_t since_version,
                       absl::Time deadline, PullCallback done) {
   WhenReadable(rank, layer, chunk, clock, deadline,
-               [since_version, done = std::move(done)](absl::StatusOr<Chunk*> c) {
+               [since_version, clock, done = std::move(done)](absl::StatusOr<Chunk*> c) {
                  if (!c.ok()) {
                    done(c.status());
                  } else {
-                   done((*c)->Read(since_version));
+                   done((*c)->Read(since_version, clock));
                  }
                });
 }

@@ -8,7 +8,8 @@
 //   by the chunk, and only then applied; any refusal leaves the chunk and
 //   the clocks as they were, counts a bad message, and returns the Status.
 // - Pull: answered once the SSP condition holds (ssp_tracker.h), with the
-//   chunk read at that moment (chunk.h: not modified, delta or dense);
+//   chunk read at that moment (chunk.h: not modified, delta or dense, of
+//   the parameters or, with a pull density, of the served copy);
 //   waiting pulls are parked, never holding a thread.
 // - Staleness of every applied push = the largest clock a live worker has
 //   announced minus the push's stamp, in histograms overall, per worker and
@@ -37,7 +38,7 @@ namespace leeway {
 
 struct ServerCoreOptions {
   int64_t staleness = 0;  // SspTracker::kAsync for ASP
-  uint32_t block_elements = Chunk::kDefaultBlockElements;
+  ChunkOptions chunk;  // change-stamp granularity, pull density
 };
 
 class ServerCore {

@@ -55,6 +55,10 @@ ABSL_FLAG(int, checkpoint_keep, 3, "checkpoints kept");
 ABSL_FLAG(std::string, optimizer, "sgd", "standalone: sgd, momentum, adam, adagrad");
 ABSL_FLAG(float, learning_rate, 0.01f, "standalone: the optimizer's learning rate");
 ABSL_FLAG(int, pull_timeout, 120, "seconds a pull may wait for slower workers");
+ABSL_FLAG(double, pull_density, 0,
+          "0: pulls carry every changed element; in (0, 1): each clock the servers publish "
+          "this fraction of a chunk's elements, those that changed most (top-k with error "
+          "feedback; chunks under 4,096 elements stay exact)");
 ABSL_FLAG(int, health_port, -1,
           "gRPC health service port for probes (0: any, -1: off); ready once serving");
 ABSL_FLAG(int, metrics_port, 9400, "Prometheus /metrics port (0: any, -1: off)");
@@ -192,6 +196,12 @@ int Run() {
   }
   ServerCoreOptions copt;
   copt.staleness = *staleness;
+  const double pull_density = absl::GetFlag(FLAGS_pull_density);
+  if (!(pull_density >= 0 && pull_density < 1)) {
+    LEEWAY_LOG(ERROR) << "--pull_density must be in [0, 1), not " << pull_density;
+    return 2;
+  }
+  copt.chunk.pull_density = static_cast<float>(pull_density);
   ServerCore core(copt);
   for (int rank = 0; rank < expected_workers; ++rank) core.Expect(rank);
   DataServiceOptions dopt;

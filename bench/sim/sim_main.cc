@@ -22,6 +22,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "bench/sim/iteration_sim.h"
 #include "bench/sim/study_table.h"
 #include "core/common/file_text.h"
@@ -110,11 +111,19 @@ int64_t Staleness(const std::string& configuration) {
   return absl::SimpleAtoi(digits, &s) ? s : 0;
 }
 
+// Bytes per element of a pull answered with a delta (exact, 4 + 4 bytes a
+// changed element) or the dense chunk: after `workers` independent top-k
+// pushes of `density`, 1 - (1 - density)^workers of the elements changed.
+double DeltaPullBytes(double density, int workers) {
+  return std::min(4.0, 8 * (1 - std::pow(1 - density, workers)));
+}
+
 // The job a measured row describes: its consistency, speeds and pipelining,
 // and its bytes split into push and pull by what the codec sends.
 Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double encode) {
   Job j;
   j.gpu_s = t.gpu_ms / 1000;
+  j.samples_per_iteration = t.batch;
   j.clocks = t.clocks;
   j.warmup_clocks = 2;
   j.staleness = Staleness(row.configuration);
@@ -124,11 +133,18 @@ Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double e
     j.jitter = 0.3;
   }
   const double total = row.bytes_per_iteration / static_cast<double>(elements);
-  const std::string codec = row.configuration.substr(row.configuration.find('-') + 1);
+  absl::string_view codec = row.configuration;
+  codec.remove_prefix(codec.find('-') + 1);
+  // "+pulls": the servers publish a top-k of each chunk a clock; otherwise
+  // a sparse chunk's pull carries the union of the workers' top-k sets.
+  const bool topk_pulls = absl::ConsumeSuffix(&codec, "+pulls");
   const double topk_push = kTopkDensity * 8;
+  const double sparse_pull =
+      topk_pulls ? kTopkDensity * 8 : DeltaPullBytes(kTopkDensity, t.workers);
   // The share of elements pushed sparse: all for top-k, none for none and
-  // fp16; adaptive's from its bytes, with dense pulls (the controller keeps
-  // dense layers dense and sparsifies the large ones).
+  // fp16; adaptive's from its bytes (the controller keeps small and
+  // critical layers dense and sparsifies the large ones), where a dense
+  // element costs 4 + 4 bytes and a sparse one topk_push + sparse_pull.
   double sparse = 0;
   if (codec == "none") {
     j.push_bytes_per_element = 4;
@@ -138,8 +154,8 @@ Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double e
     j.push_bytes_per_element = topk_push;
     sparse = 1;
   } else {
-    j.push_bytes_per_element = std::clamp(total - 4, topk_push, 4.0);
-    sparse = (4 - j.push_bytes_per_element) / (4 - topk_push);
+    sparse = std::clamp((8 - total) / (8 - topk_push - sparse_pull), 0.0, 1.0);
+    j.push_bytes_per_element = sparse * topk_push + (1 - sparse) * 4;
   }
   const CodecCost dense = codec == "fp16" ? kFp16AtStudy : kNone;
   j.encode_s_per_element = sparse * encode + (1 - sparse) * dense.encode_s;
@@ -230,20 +246,23 @@ int Project() {
     const char* name;
     int64_t staleness;
     double push, pull, apply;
+    bool delta_pulls;  // pull: the union of a clock's top-k sets, or dense
   };
-  // The last is not built: the servers would re-sparsify what they serve
-  // (top-k of the aggregate change, with error feedback on the server).
+  // "+pulls": the servers publish the top 1% of each chunk's change a clock
+  // (leeway-server --pull_density, error feedback on the server).
   const Config configs[] = {
-      {"bsp-none", 0, 4, 4, kNone.apply_s},
-      {"bsp-fp16", 0, 2, 4, kFp16.apply_s},
-      {"ssp2-topk", 2, kTopkDensity * 8, 4, kTopk.apply_s},
-      {"ssp2-topk, top-k pulls (not built)", 2, kTopkDensity * 8, kTopkDensity * 8, kTopk.apply_s},
+      {"bsp-none", 0, 4, 4, kNone.apply_s, false},
+      {"bsp-fp16", 0, 2, 4, kFp16.apply_s, false},
+      {"ssp2-topk", 2, kTopkDensity * 8, 4, kTopk.apply_s, true},
+      {"ssp2-topk+pulls", 2, kTopkDensity * 8, kTopkDensity * 8, kTopk.apply_s, false},
   };
   std::printf("Projection: %s (%.0f M parameters), %.0f ms GPU per iteration and %d samples per GPU, "
               "jitter +-%.0f%%, %.0f us latency, links at %.2f of nominal, %.0f MB chunks, encode "
               "on the GPU (free), server apply at this VM's one-thread decode_accumulate rates over %d threads; "
-              "pulls dense fp32 "
-              "(with hundreds of workers the union of their top-k sets is dense).\n\n",
+              "pulls as built carry the elements changed since the worker's last pull, 8 bytes "
+              "each, or the dense fp32 chunk when that is smaller: under top-k the union of the "
+              "W workers' sets, 1 - (1 - density)^W of the elements, dense from about 50 "
+              "workers on.\n\n",
               name.c_str(), elements / 1e6, absl::GetFlag(FLAGS_gpu_ms), absl::GetFlag(FLAGS_batch),
               absl::GetFlag(FLAGS_jitter) * 100, absl::GetFlag(FLAGS_latency_us),
               absl::GetFlag(FLAGS_rate_factor), absl::GetFlag(FLAGS_chunk_mb),
@@ -272,7 +291,8 @@ int Project() {
           j.clocks = absl::GetFlag(FLAGS_clocks);
           j.staleness = config.staleness;
           j.push_bytes_per_element = config.push;
-          j.pull_bytes_per_element = config.pull;
+          j.pull_bytes_per_element =
+              config.delta_pulls ? DeltaPullBytes(kTopkDensity, w) : config.pull;
           j.apply_s_per_element = config.apply / absl::GetFlag(FLAGS_apply_threads);
           const Result r = MustSimulate(model, c, j);
           if (baseline == 0) baseline = r.samples_per_s;

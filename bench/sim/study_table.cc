@@ -32,10 +32,22 @@ absl::StatusOr<StudyTable> ParseStudyTable(const std::string& markdown) {
     if (absl::StartsWith(line, "Workload ")) {
       char workload[64] = {0};
       const std::string text(line);
-      if (std::sscanf(text.c_str(), "Workload %63s (%lf ms GPU per iteration), %d servers, %d workers, %d clocks",
-                      workload, &table.gpu_ms, &table.servers, &table.workers, &table.clocks) != 5 ||
-          table.servers < 1 || table.workers < 1 || table.clocks < 1 || table.gpu_ms < 0) {
-        return Bad(line_number, "expected 'Workload NAME (MS ms GPU per iteration), S servers, W workers, C clocks'");
+      // Tables before the batch was a column of the header say 32 samples.
+      table.batch = 32;
+      const bool parsed =
+          std::sscanf(text.c_str(),
+                      "Workload %63s (%lf ms GPU per iteration), batch %d, %d servers, %d workers, "
+                      "%d clocks",
+                      workload, &table.gpu_ms, &table.batch, &table.servers, &table.workers,
+                      &table.clocks) == 6 ||
+          std::sscanf(text.c_str(),
+                      "Workload %63s (%lf ms GPU per iteration), %d servers, %d workers, %d clocks",
+                      workload, &table.gpu_ms, &table.servers, &table.workers, &table.clocks) == 5;
+      if (!parsed || table.servers < 1 || table.workers < 1 || table.clocks < 1 ||
+          table.gpu_ms < 0 || table.batch < 1) {
+        return Bad(line_number,
+                   "expected 'Workload NAME (MS ms GPU per iteration), [batch B, ]S servers, "
+                   "W workers, C clocks'");
       }
       table.workload = workload;
       header_seen = true;

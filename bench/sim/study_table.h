@@ -25,6 +25,7 @@ struct StudyRow {
 struct StudyTable {
   std::string workload;
   double gpu_ms = 0;
+  int batch = 32;  // samples per iteration and worker
   int servers = 0;
   int workers = 0;
   int clocks = 0;

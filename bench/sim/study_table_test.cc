@@ -22,6 +22,7 @@ TEST_CASE("a study table's workload and rows") {
   CHECK(t->servers == 2);
   CHECK(t->workers == 4);
   CHECK(t->clocks == 16);
+  CHECK(t->batch == 32);  // tables from before the batch was in the header
   REQUIRE(t->rows.size() == 2);
   CHECK_FALSE(t->rows[0].stragglers);
   CHECK(t->rows[0].configuration == "bsp-none");
@@ -31,6 +32,18 @@ TEST_CASE("a study table's workload and rows") {
   CHECK(t->rows[0].bytes_per_iteration == Approx(204461664));
   CHECK(t->rows[1].stragglers);
   CHECK_FALSE(t->rows[1].overlap);
+}
+
+TEST_CASE("a study table names its batch") {
+  std::string with_batch = kTable;
+  with_batch.replace(with_batch.find("2 servers"), 0, "batch 256, ");
+  auto t = ParseStudyTable(with_batch);
+  REQUIRE(t.ok());
+  CHECK(t->batch == 256);
+  CHECK(t->servers == 2);
+  CHECK(t->clocks == 16);
+  with_batch.replace(with_batch.find("batch 256"), 9, "batch 0");
+  CHECK_FALSE(ParseStudyTable(with_batch).ok());
 }
 
 TEST_CASE("a malformed study table is an error naming the line") {
