@@ -36,6 +36,8 @@ ABSL_FLAG(int, batch, 0,
           "samples per iteration and worker (0: the batch --gpu_ms stands for: resnet50 256 "
           "images, gpt2-small 32 sequences of 1,024 tokens, bert-base 64 of 512; mnist 32)");
 ABSL_FLAG(int, clocks, 20, "iterations per run");
+ABSL_FLAG(int, warmup_clocks, 2,
+          "first clocks of each run left out of the figures (the dense first pull; not for mnist)");
 ABSL_FLAG(int, plan_window, 4,
           "clocks between compression plans (short runs need short windows: the first plan "
           "is dense until the bandwidth is measured)");
@@ -116,6 +118,7 @@ std::vector<std::string> Flags(const Configuration& c, const std::string& speeds
     }
   } else {
     f.push_back("--profile=" + workload);
+    f.push_back(absl::StrCat("--warmup-clocks=", absl::GetFlag(FLAGS_warmup_clocks)));
     f.push_back(absl::StrCat("--gpu-ms=", absl::GetFlag(FLAGS_gpu_ms)));
     if (speeds == "stragglers") {
       f.push_back(absl::StrCat("--straggler=", absl::GetFlag(FLAGS_straggler)));
@@ -196,7 +199,7 @@ int Run() {
   }
 
   std::string md = absl::StrFormat(
-      "Workload %s%s, batch %d, %d servers, %d workers, %d clocks (plans every %d), %s; medians of %d "
+      "Workload %s%s, batch %d, %d servers, %d workers, %d clocks (plans every %d%s), %s; medians of %d "
       "seed(s); ratios to "
       "BSP uncompressed with pipelining at the same worker speeds.\n\n"
       "| workers | configuration | pipelining | samples/s | / BSP | comm share | / BSP | "
@@ -206,7 +209,11 @@ int Run() {
       mnist ? "" : absl::StrFormat(" (%.0f ms GPU per iteration)", absl::GetFlag(FLAGS_gpu_ms)),
       Batch(absl::GetFlag(FLAGS_workload)),
       absl::GetFlag(FLAGS_servers), absl::GetFlag(FLAGS_workers), absl::GetFlag(FLAGS_clocks),
-      absl::GetFlag(FLAGS_plan_window), absl::GetFlag(FLAGS_netns).empty() ? "loopback"
+      absl::GetFlag(FLAGS_plan_window),
+      mnist ? ""
+            : absl::StrFormat("; the first %d left out of the figures",
+                              absl::GetFlag(FLAGS_warmup_clocks)),
+      absl::GetFlag(FLAGS_netns).empty() ? "loopback"
                                          : "netlab namespaces " + absl::GetFlag(FLAGS_netns),
       std::max(1, absl::GetFlag(FLAGS_seeds)),
       mnist ? " test accuracy: mean (min-max) | / BSP, points |" : "",

@@ -120,6 +120,9 @@ absl::Status Cluster::Prepare() {
   if (o_.staleness != "async" && (!absl::SimpleAtoi(o_.staleness, &s) || s < 0)) {
     return absl::InvalidArgumentError("--staleness must be a count >= 0 or async");
   }
+  if (o_.warmup_clocks < 0 || o_.warmup_clocks >= o_.clocks) {
+    return absl::InvalidArgumentError("--warmup-clocks must be in [0, --clocks)");
+  }
   if (!(o_.pull_density >= 0 && o_.pull_density < 1)) {
     return absl::InvalidArgumentError("--pull-density must be in [0, 1)");
   }
@@ -236,6 +239,7 @@ absl::Status Cluster::StartAll() {
         absl::StrCat("--batch=", o_.batch), absl::StrCat("--clocks=", o_.clocks),
         absl::StrCat("--learning_rate=", o_.learning_rate), absl::StrCat("--seed=", o_.seed),
         absl::StrCat("--log_every=", o_.log_every),
+        absl::StrCat("--warmup_clocks=", o_.warmup_clocks),
         absl::StrCat("--result_file=", dir_, "/worker", i, ".json"),
         absl::StrCat("--history_file=", dir_, "/worker", i, ".history")});
     if (!o_.overlap) argv.push_back("--overlap=false");

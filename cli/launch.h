@@ -47,6 +47,7 @@ struct LaunchOptions {
   bool json = false;
   uint64_t seed = 1;
   int log_every = 20;
+  int warmup_clocks = 0;  // leeway-worker --warmup_clocks
   int plan_window = 50;
 };
 

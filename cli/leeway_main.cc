@@ -66,6 +66,8 @@ ABSL_FLAG(double, gpu_ms, 100, "launch --profile: GPU forward+backward ms per it
 ABSL_FLAG(double, straggler, 1, "launch --profile: the last worker's GPU time factor");
 ABSL_FLAG(double, jitter, 0, "launch --profile: per-iteration GPU time jitter (0.3: +-30%)");
 ABSL_FLAG(bool, overlap, true, "launch: false for the no-pipelining ablation");
+ABSL_FLAG(int, warmup_clocks, 0,
+          "launch: first clocks left out of the throughput, comm share and bytes figures");
 ABSL_FLAG(double, pull_density, 0,
           "launch: servers publish this fraction of each chunk a clock to pulls (top-k; 0: exact)");
 ABSL_FLAG(std::string, netns, "",
@@ -314,6 +316,7 @@ int Main(const std::vector<std::string>& args) {
     o.netns = absl::GetFlag(FLAGS_netns);
     o.overlap = absl::GetFlag(FLAGS_overlap);
     o.pull_density = absl::GetFlag(FLAGS_pull_density);
+    o.warmup_clocks = absl::GetFlag(FLAGS_warmup_clocks);
     return Launch(o);
   }
   const std::string coordinator = absl::GetFlag(FLAGS_coordinator);

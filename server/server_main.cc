@@ -202,6 +202,11 @@ int Run() {
     return 2;
   }
   copt.chunk.pull_density = static_cast<float>(pull_density);
+  if (pull_density > 0) {
+    LEEWAY_LOG(INFO) << "top-k pulls: each clock, pulls get the " << pull_density
+                     << " of a chunk that changed most (chunks of " << kSparsePullMinElements
+                     << " elements or more)";
+  }
   ServerCore core(copt);
   for (int rank = 0; rank < expected_workers; ++rank) core.Expect(rank);
   DataServiceOptions dopt;

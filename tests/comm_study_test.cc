@@ -45,7 +45,8 @@ void RunStudy(const std::string& dir, std::vector<std::string> flags) {
 
 TEST_CASE("the study driver compares a configuration with BSP uncompressed") {
   const std::string dir = MakeTempDir("comm_study");
-  RunStudy(dir, {"--workload=resnet50", "--clocks=2", "--gpu_ms=10", "--configs=bsp-topk",
+  RunStudy(dir, {"--workload=resnet50", "--clocks=3", "--warmup_clocks=1", "--gpu_ms=10",
+                 "--configs=bsp-topk",
                  "--speeds=stragglers", "--overlap=on"});
   const std::string md = ReadFileOrEmpty(dir + "/study.md");
   std::vector<std::string> rows;
@@ -75,12 +76,13 @@ TEST_CASE("on MNIST the study plots test accuracy against time per configuration
   REQUIRE(std::ifstream(std::string(mnist) + "/train-images-idx3-ubyte").good());
   const std::string dir = MakeTempDir("comm_study_mnist");
   std::ofstream(dir + "/study-curves.svg") << "a stale plot from an earlier run";
-  RunStudy(dir, {"--workload=mnist", "--clocks=60", "--configs=bsp-topk", "--overlap=on",
+  // Top-k pushes and top-k pulls (leeway-server --pull_density through launch).
+  RunStudy(dir, {"--workload=mnist", "--clocks=60", "--configs=bsp-topk+pulls", "--overlap=on",
                  std::string("--data_dir=") + mnist});
   const std::vector<PlotSeries> curves = PlotSeriesIn(ReadFileOrEmpty(dir + "/study-curves.svg"));
   REQUIRE(curves.size() == 2);
   CHECK(curves[0].label == "BSP, none");
-  CHECK(curves[1].label == "BSP, fixed:topk:0.01");
+  CHECK(curves[1].label == "BSP, fixed:topk:0.01, pulls top-k 0.01");
   for (const PlotSeries& c : curves) {
     INFO(c.label);
     int evaluated = 0;
@@ -89,6 +91,8 @@ TEST_CASE("on MNIST the study plots test accuracy against time per configuration
     REQUIRE_FALSE(c.points.empty());
     CHECK(c.points.back().seconds > c.points.front().seconds);
   }
+  CHECK(ReadFileOrEmpty(dir + "/runs/equal-bsp-topk+pulls-1/server0.log").find("top-k pulls") !=
+        std::string::npos);
   // The table has the accuracy columns.
   CHECK(ReadFileOrEmpty(dir + "/study.md").find("test accuracy") != std::string::npos);
 }

@@ -8,12 +8,20 @@
 
 namespace leeway {
 
-Progress::Progress(uint32_t rank, int clocks, int log_every, const std::string& history_path)
-    : rank_(rank), clocks_(clocks), log_every_(std::max(1, log_every)), start_(absl::Now()) {
+Progress::Progress(uint32_t rank, int clocks, int log_every, const std::string& history_path,
+                   int warmup)
+    : rank_(rank),
+      clocks_(clocks),
+      log_every_(std::max(1, log_every)),
+      warmup_(std::max(0, warmup)),
+      start_(absl::Now()) {
   if (!history_path.empty()) history_.open(history_path, std::ios::app);
 }
 
 void Progress::Iteration(const IterationStats& it, double loss, uint32_t samples) {
+  window_loss_ += loss;
+  ++window_;
+  if (++seen_ <= warmup_) return;
   iteration_ms_ += it.iteration_ms;
   comm_ms_ += it.pull_wait_ms + it.push_wait_ms;
   bytes_ += it.bytes_sent + it.bytes_received;
@@ -21,8 +29,6 @@ void Progress::Iteration(const IterationStats& it, double loss, uint32_t samples
   push_bytes_ += it.push_bytes;
   samples_ += samples;
   ++iterations_;
-  window_loss_ += loss;
-  ++window_;
 }
 
 bool Progress::Due(uint32_t clock) const {
@@ -56,13 +62,13 @@ std::string Progress::Result(double test_accuracy, double test_loss) const {
   return absl::StrFormat(
       "{\"rank\": %u, \"clocks\": %d, \"test_accuracy\": %.5f, \"test_loss\": %.5f, "
       "\"samples_per_sec\": %.2f, \"comm_share\": %.5f, \"bytes_per_iter\": %.1f, "
-      "\"compression_ratio\": %.3f, \"seconds\": %.3f}",
-      rank_, iterations_, test_accuracy, test_loss,
+      "\"compression_ratio\": %.3f, \"seconds\": %.3f, \"measured_clocks\": %d}",
+      rank_, seen_, test_accuracy, test_loss,
       iteration_ms_ > 0 ? samples_ / (iteration_ms_ / 1000) : 0.0,
       iteration_ms_ > 0 ? comm_ms_ / iteration_ms_ : 0.0,
       iterations_ > 0 ? double(bytes_) / iterations_ : 0.0,
       push_bytes_ > 0 ? double(dense_bytes_) / push_bytes_ : 1.0,
-      absl::ToDoubleSeconds(absl::Now() - start_));
+      absl::ToDoubleSeconds(absl::Now() - start_), iterations_);
 }
 
 }  // namespace leeway

@@ -2,7 +2,9 @@
 // (samples, time blocked on communication, bytes), the progress line every
 // `log_every` clocks, the history file (seconds,clock,loss,test_accuracy
 // lines, for `leeway launch --plot`) and the final RESULT object that
-// `leeway launch` folds into its summary. One training thread.
+// `leeway launch` folds into its summary. The first `warmup` iterations
+// (the dense first pull, the first plans) count in `clocks` but not in the
+// figures, which then describe the steady state. One training thread.
 #ifndef LEEWAY_WORKER_PROGRESS_H_
 #define LEEWAY_WORKER_PROGRESS_H_
 
@@ -18,7 +20,8 @@ namespace leeway {
 class Progress {
  public:
   // `history_path` empty: no history file.
-  Progress(uint32_t rank, int clocks, int log_every, const std::string& history_path);
+  Progress(uint32_t rank, int clocks, int log_every, const std::string& history_path,
+           int warmup = 0);
 
   // After each Clock: the iteration the runtime measured, the training
   // loss (0 when there is none) and the samples it processed.
@@ -34,6 +37,8 @@ class Progress {
   const uint32_t rank_;
   const int clocks_;
   const int log_every_;
+  const int warmup_;
+  int seen_ = 0;  // iterations, warm-up included
   std::ofstream history_;
   const absl::Time start_;
   double iteration_ms_ = 0, comm_ms_ = 0;

@@ -54,6 +54,8 @@ ABSL_FLAG(float, weight_decay, 0.0f, "the servers' L2 weight decay");
 ABSL_FLAG(float, momentum, 0.9f, "momentum correction on compressed layers");
 ABSL_FLAG(uint64_t, seed, 1, "initial weights and data order");
 ABSL_FLAG(int, log_every, 50, "clocks between progress lines");
+ABSL_FLAG(int, warmup_clocks, 0,
+          "first clocks left out of samples/s, comm share and bytes (the dense first pull)");
 ABSL_FLAG(bool, eval_all, false, "every rank evaluates the test set when logging");
 ABSL_FLAG(int, report_every, 10, "clocks between statistics reports");
 ABSL_FLAG(int, blas_threads, 1, "OpenBLAS threads");
@@ -161,7 +163,8 @@ absl::StatusOr<std::unique_ptr<Worker>> ConnectWorker() {
 std::unique_ptr<Progress> MakeProgress(const Worker& worker) {
   return std::make_unique<Progress>(worker.rank(), absl::GetFlag(FLAGS_clocks),
                                     absl::GetFlag(FLAGS_log_every),
-                                    absl::GetFlag(FLAGS_history_file));
+                                    absl::GetFlag(FLAGS_history_file),
+                                    absl::GetFlag(FLAGS_warmup_clocks));
 }
 
 int Finish(const std::string& summary) {

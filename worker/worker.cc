@@ -266,7 +266,11 @@ void Worker::Impl::Report(const IterationInfo& info) {
   window_loss += info.loss;
   window_samples += info.samples;
   window_backward_ms += info.backward_ms;
-  if (++window_iterations < static_cast<uint32_t>(std::max(1, options.report_every))) return;
+  // The first report comes after one clock: until the coordinator has a
+  // bandwidth figure, the adaptive controller can only plan dense.
+  const int every = reported ? std::max(1, options.report_every) : 1;
+  if (++window_iterations < static_cast<uint32_t>(every)) return;
+  reported = true;
   const double n = window_iterations;
   v1::StatsReport report;
   report.set_role(v1::ROLE_WORKER);

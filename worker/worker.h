@@ -20,7 +20,8 @@
 // Pull must stay valid until their ticket is done. Every wait has the
 // options' deadline. Wait/Clock also account the time the caller was
 // blocked (pull wait, push wait) for the iteration statistics that go to
-// the coordinator every `report_every` clocks.
+// the coordinator after the first clock and then every `report_every`
+// clocks.
 //
 // A server that dies is waited for (`server_recovery_timeout`) until the
 // coordinator lists it alive again (restarted from its checkpoint); the

@@ -148,6 +148,7 @@ class Worker::Impl {
   TransportStats transport_at_start;
   IterationStats last;
   // The reporting window (training thread).
+  bool reported = false;  // the first window is one clock
   uint32_t window_iterations = 0;
   IterationStats window_sum;
   double window_loss = 0;
