@@ -120,6 +120,7 @@ absl::Status Cluster::Prepare() {
   if (o_.staleness != "async" && (!absl::SimpleAtoi(o_.staleness, &s) || s < 0)) {
     return absl::InvalidArgumentError("--staleness must be a count >= 0 or async");
   }
+  if (o_.peer_timeout_ms < 0) return absl::InvalidArgumentError("--peer-timeout-ms must be >= 0");
   if (o_.warmup_clocks < 0 || o_.warmup_clocks >= o_.clocks) {
     return absl::InvalidArgumentError("--warmup-clocks must be in [0, --clocks)");
   }
@@ -189,16 +190,23 @@ absl::Status Cluster::StartAll() {
   env["OPENBLAS_NUM_THREADS"] = "1";
   const std::string token_file = dir_ + "/token";
   const Placement coordinator_place = PlaceRole(o_.netns, Role::kCoordinator, 0);
-  auto started = ChildProcess::Start(
-      "coordinator",
-      {FindBinary(bin_, "coordinator", "leeway-coordinator"),
-       "--listen=" + coordinator_place.host + ":0",
-       "--token_file=" + token_file, absl::StrCat("--workers=", o_.workers),
-       absl::StrCat("--servers=", o_.servers), "--staleness=" + o_.staleness,
-       "--policy=" + o_.compression, "--heartbeat_interval_ms=200",
-       absl::StrCat("--plan_window=", o_.plan_window), "--metrics_port=-1",
-       "--ready_file=" + dir_ + "/coordinator.ready"},
-      env, dir_ + "/coordinator.log");
+  const int liveness_ms =
+      o_.peer_timeout_ms > 0 ? o_.peer_timeout_ms : (o_.netns.empty() ? 0 : 30000);
+  std::vector<std::string> coordinator = {
+      FindBinary(bin_, "coordinator", "leeway-coordinator"),
+      "--listen=" + coordinator_place.host + ":0",
+      "--token_file=" + token_file, absl::StrCat("--workers=", o_.workers),
+      absl::StrCat("--servers=", o_.servers), "--staleness=" + o_.staleness,
+      "--policy=" + o_.compression, "--heartbeat_interval_ms=200",
+      absl::StrCat("--plan_window=", o_.plan_window), "--metrics_port=-1",
+      "--ready_file=" + dir_ + "/coordinator.ready"};
+  // Servers and workers get the same bound for their connections.
+  std::vector<std::string> liveness;
+  if (liveness_ms > 0) {
+    coordinator.push_back(absl::StrCat("--heartbeat_timeout_ms=", liveness_ms));
+    liveness.push_back(absl::StrCat("--peer_timeout_ms=", liveness_ms));
+  }
+  auto started = ChildProcess::Start("coordinator", coordinator, env, dir_ + "/coordinator.log");
   if (!started.ok()) return started.status();
   coordinator_process_ = *std::move(started);
   absl::StatusOr<std::string> ready =
@@ -218,6 +226,7 @@ absl::Status Cluster::StartAll() {
           absl::StrCat("--ready_file=", dir_, "/server", i, ".ready")}) {
       argv.push_back(arg);
     }
+    argv.insert(argv.end(), liveness.begin(), liveness.end());
     auto server = ChildProcess::Start(absl::StrCat("server ", i), argv, env,
                                       absl::StrCat(dir_, "/server", i, ".log"));
     if (!server.ok()) return server.status();
@@ -252,6 +261,7 @@ absl::Status Cluster::StartAll() {
       argv.push_back(absl::StrCat("--jitter=", o_.jitter));
       argv.push_back(absl::StrCat("--slowdown=", i == o_.workers - 1 ? o_.straggler : 1.0));
     }
+    argv.insert(argv.end(), liveness.begin(), liveness.end());
     auto worker = ChildProcess::Start(absl::StrCat("worker ", i), argv, env,
                                       absl::StrCat(dir_, "/worker", i, ".log"));
     if (!worker.ok()) return worker.status();

@@ -48,6 +48,11 @@ struct LaunchOptions {
   uint64_t seed = 1;
   int log_every = 20;
   int warmup_clocks = 0;  // leeway-worker --warmup_clocks
+  // Liveness: the coordinator's heartbeat timeout and the data plane's
+  // peer timeout. 0: the binaries' defaults (5 s, 3 s), or 30 s with
+  // --netns, whose saturated shaped links delay heartbeats and keepalives
+  // behind bulk transfers by seconds.
+  int peer_timeout_ms = 0;
   int plan_window = 50;
 };
 

@@ -66,6 +66,8 @@ ABSL_FLAG(double, gpu_ms, 100, "launch --profile: GPU forward+backward ms per it
 ABSL_FLAG(double, straggler, 1, "launch --profile: the last worker's GPU time factor");
 ABSL_FLAG(double, jitter, 0, "launch --profile: per-iteration GPU time jitter (0.3: +-30%)");
 ABSL_FLAG(bool, overlap, true, "launch: false for the no-pipelining ablation");
+ABSL_FLAG(int, peer_timeout_ms, 0,
+          "launch: heartbeat and connection timeout (0: 5 s and 3 s, 30 s with --netns)");
 ABSL_FLAG(int, warmup_clocks, 0,
           "launch: first clocks left out of the throughput, comm share and bytes figures");
 ABSL_FLAG(double, pull_density, 0,
@@ -317,6 +319,7 @@ int Main(const std::vector<std::string>& args) {
     o.overlap = absl::GetFlag(FLAGS_overlap);
     o.pull_density = absl::GetFlag(FLAGS_pull_density);
     o.warmup_clocks = absl::GetFlag(FLAGS_warmup_clocks);
+    o.peer_timeout_ms = absl::GetFlag(FLAGS_peer_timeout_ms);
     return Launch(o);
   }
   const std::string coordinator = absl::GetFlag(FLAGS_coordinator);

@@ -66,14 +66,14 @@ absl::StatusOr<uint64_t> ServerCore::Push(uint32_t rank, uint32_t layer,
     CountBadMessage();
     return found.status();
   }
-  absl::Status stamp = tracker_.ReceivePush(rank, clock);
-  if (!stamp.ok()) {
+  absl::StatusOr<uint64_t> session = tracker_.ReceivePush(rank, clock);
+  if (!session.ok()) {
     CountBadMessage();
-    return stamp;
+    return session.status();
   }
   absl::StatusOr<uint64_t> version = (*found)->Apply(payload);
   if (!version.ok()) {
-    tracker_.PushDropped(rank, clock);
+    tracker_.PushDropped(rank, clock, *session);
     CountBadMessage();
     return version.status();
   }
@@ -83,7 +83,7 @@ absl::StatusOr<uint64_t> ServerCore::Push(uint32_t rank, uint32_t layer,
   HistogramFor(By::kWorker, rank).Add(staleness);
   HistogramFor(By::kLayer, layer).Add(staleness);
   pushes_applied_.fetch_add(1);
-  tracker_.PushApplied(rank, clock);
+  tracker_.PushApplied(rank, clock, *session);
   return version;
 }
 

@@ -55,6 +55,9 @@ ABSL_FLAG(int, checkpoint_keep, 3, "checkpoints kept");
 ABSL_FLAG(std::string, optimizer, "sgd", "standalone: sgd, momentum, adam, adagrad");
 ABSL_FLAG(float, learning_rate, 0.01f, "standalone: the optimizer's learning rate");
 ABSL_FLAG(int, pull_timeout, 120, "seconds a pull may wait for slower workers");
+ABSL_FLAG(int, peer_timeout_ms, 3000,
+          "a worker connection silent this long is lost (raise it on saturated slow links, "
+          "where keepalives queue behind bulk transfers)");
 ABSL_FLAG(double, pull_density, 0,
           "0: pulls carry every changed element; in (0, 1): each clock the servers publish "
           "this fraction of a chunk's elements, those that changed most (top-k with error "
@@ -160,6 +163,7 @@ int Run() {
   topt.job_id = absl::GetFlag(FLAGS_job_id);
   topt.rank = shard;
   topt.token = *token;
+  topt.peer_timeout = absl::Milliseconds(std::max(100, absl::GetFlag(FLAGS_peer_timeout_ms)));
   absl::StatusOr<std::unique_ptr<Transport>> transport = Transport::Create(topt);
   if (!transport.ok()) {
     LEEWAY_LOG(ERROR) << transport.status();

@@ -88,7 +88,19 @@ uint32_t SspTracker::Join(uint32_t rank, uint32_t resume_at) {
     absl::MutexLock lock(&mu_);
     auto it = workers_.find(rank);
     const bool live = it != workers_.end() && it->second.live;
-    if (live && it->second.view >= resume_at) return it->second.view;
+    if (live && it->second.view >= resume_at) {
+      // A rejoin (a new connection after a transient loss) starts a new
+      // push session: the worker counts its pushes afresh, so the open
+      // clocks' counts go too (what was applied stays applied), and late
+      // pushes of the old session no longer count.
+      Worker& w = it->second;
+      w.announced.clear();
+      w.received.clear();
+      w.applied.clear();
+      w.next_clock = w.view + 1;
+      ++w.session;
+      return w.view;
+    }
     uint32_t start = resume_at;
     if (!live && resume_at == 0) {
       start = MinClockLocked();
@@ -101,6 +113,7 @@ uint32_t SspTracker::Join(uint32_t rank, uint32_t resume_at) {
     Worker w;
     w.view = start;
     w.next_clock = start + 1;
+    if (it != workers_.end()) w.session = it->second.session + 1;
     workers_[rank] = std::move(w);
     clock = start;
     TakeReady(&ready);
@@ -133,7 +146,7 @@ void SspTracker::Leave(uint32_t rank) {
   RunAll(ready, absl::OkStatus());
 }
 
-absl::Status SspTracker::ReceivePush(uint32_t rank, uint32_t clock) {
+absl::StatusOr<uint64_t> SspTracker::ReceivePush(uint32_t rank, uint32_t clock) {
   absl::MutexLock lock(&mu_);
   auto it = workers_.find(rank);
   if (it == workers_.end() || !it->second.live) {
@@ -154,25 +167,25 @@ absl::Status SspTracker::ReceivePush(uint32_t rank, uint32_t clock) {
         " pushes its CLOCK announced for clock ", clock));
   }
   ++received;
-  return absl::OkStatus();
+  return w.session;
 }
 
-void SspTracker::PushDropped(uint32_t rank, uint32_t clock) {
+void SspTracker::PushDropped(uint32_t rank, uint32_t clock, uint64_t session) {
   absl::MutexLock lock(&mu_);
   auto it = workers_.find(rank);
-  if (it == workers_.end()) return;
+  if (it == workers_.end() || it->second.session != session) return;
   auto received = it->second.received.find(clock);
   if (received != it->second.received.end() && received->second > 0) {
     --received->second;
   }
 }
 
-void SspTracker::PushApplied(uint32_t rank, uint32_t clock) {
+void SspTracker::PushApplied(uint32_t rank, uint32_t clock, uint64_t session) {
   std::vector<PullDone> ready;
   {
     absl::MutexLock lock(&mu_);
     auto it = workers_.find(rank);
-    if (it == workers_.end() || clock < it->second.view) return;
+    if (it == workers_.end() || it->second.session != session || clock < it->second.view) return;
     ++it->second.applied[clock];
     const uint32_t before = it->second.view;
     Advance(it->second);

@@ -68,18 +68,22 @@ class SspTracker {
   // A worker that names the clock it is at (`resume_at` > 0: it reconnects
   // to a server restarted from a checkpoint) resumes there: its view moves
   // up to `resume_at` (the pushes of the clocks in between were lost with
-  // the server's state) and never back.
+  // the server's state) and never back. Every join starts a new push
+  // session: the counts of the open clocks restart (the worker's do too),
+  // and pushes of an earlier session that finish applying later count
+  // nowhere.
   uint32_t Join(uint32_t rank, uint32_t resume_at = 0);
   // Declares a worker dead; parked pulls of the others re-check.
   void Leave(uint32_t rank);
 
   // Before applying a push stamped `clock`: refuses bad stamps and counts
-  // the push as received.
-  absl::Status ReceivePush(uint32_t rank, uint32_t clock);
+  // the push as received; returns the worker's push session, which the
+  // two calls below name.
+  absl::StatusOr<uint64_t> ReceivePush(uint32_t rank, uint32_t clock);
   // After applying it: may advance the view and answer parked pulls.
-  void PushApplied(uint32_t rank, uint32_t clock);
+  void PushApplied(uint32_t rank, uint32_t clock, uint64_t session);
   // A push that was received but then refused (bad payload): uncounts it.
-  void PushDropped(uint32_t rank, uint32_t clock);
+  void PushDropped(uint32_t rank, uint32_t clock, uint64_t session);
 
   // CLOCK(clock, pushes) from `rank`.
   absl::Status Clock(uint32_t rank, uint32_t clock, uint32_t pushes);
@@ -107,6 +111,7 @@ class SspTracker {
     std::map<uint32_t, uint32_t> announced;
     std::map<uint32_t, uint32_t> received;
     std::map<uint32_t, uint32_t> applied;
+    uint64_t session = 0;  // joins so far
   };
   struct Parked {
     uint32_t rank;

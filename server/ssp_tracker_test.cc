@@ -26,8 +26,9 @@ struct Answer {
 // then CLOCK(clock, pushes).
 void Iterate(SspTracker& t, uint32_t rank, uint32_t clock, uint32_t pushes = 1) {
   for (uint32_t i = 0; i < pushes; ++i) {
-    REQUIRE(t.ReceivePush(rank, clock - 1).ok());
-    t.PushApplied(rank, clock - 1);
+    auto session = t.ReceivePush(rank, clock - 1);
+    REQUIRE(session.ok());
+    t.PushApplied(rank, clock - 1, *session);
   }
   REQUIRE(t.Clock(rank, clock, pushes).ok());
 }
@@ -35,17 +36,17 @@ void Iterate(SspTracker& t, uint32_t rank, uint32_t clock, uint32_t pushes = 1) 
 TEST_CASE("the view advances only with the CLOCK and all its pushes") {
   SspTracker t(0);
   t.Join(0);
-  REQUIRE(t.ReceivePush(0, 0).ok());
+  const uint64_t session = *t.ReceivePush(0, 0);
   REQUIRE(t.ReceivePush(0, 0).ok());
   REQUIRE(t.Clock(0, 1, 2).ok());  // CLOCK before the pushes are applied
   CHECK(*t.ViewOf(0) == 0);
-  t.PushApplied(0, 0);
+  t.PushApplied(0, 0, session);
   CHECK(*t.ViewOf(0) == 0);
-  t.PushApplied(0, 0);
+  t.PushApplied(0, 0, session);
   CHECK(*t.ViewOf(0) == 1);
   // A push applied before its CLOCK arrives.
   REQUIRE(t.ReceivePush(0, 1).ok());
-  t.PushApplied(0, 1);
+  t.PushApplied(0, 1, session);
   CHECK(*t.ViewOf(0) == 1);
   REQUIRE(t.Clock(0, 2, 1).ok());
   CHECK(*t.ViewOf(0) == 2);
@@ -71,7 +72,7 @@ TEST_CASE("bad clocks and stamps are refused and change nothing") {
   REQUIRE(t.ReceivePush(0, 3).ok());
   CHECK_FALSE(t.Clock(0, 4, 0).ok());
   // Strangers.
-  CHECK(t.ReceivePush(7, 0).code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(t.ReceivePush(7, 0).status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(t.Clock(7, 1, 0).code() == absl::StatusCode::kFailedPrecondition);
   Answer a;
   t.Pull(7, 0, kLater, a.Callback());
@@ -96,13 +97,40 @@ TEST_CASE("BSP pulls wait for the slowest worker, then are answered") {
 TEST_CASE("a pull waits for its own pushes (read-my-writes)") {
   SspTracker t(5);
   t.Join(0);
-  REQUIRE(t.ReceivePush(0, 0).ok());
+  const uint64_t session = *t.ReceivePush(0, 0);
   REQUIRE(t.Clock(0, 1, 1).ok());
   Answer a;
   t.Pull(0, 1, kLater, a.Callback());
   CHECK_FALSE(a.called);
-  t.PushApplied(0, 0);
+  t.PushApplied(0, 0, session);
   CHECK(a.called);
+}
+
+TEST_CASE("a rejoin starts a new push session; the old one's pushes count nowhere") {
+  // The connection to a live server drops mid-clock (a saturated link's
+  // keepalives time out); the worker reconnects and counts afresh.
+  SspTracker t(0);
+  t.Join(0);
+  t.Join(1);
+  Iterate(t, 0, 1, 3);
+  const uint64_t old_session = *t.ReceivePush(0, 1);  // sent on the old connection
+  REQUIRE(t.ReceivePush(0, 1).ok());                 // lost in flight
+  CHECK(t.Join(0, 1) == 1);                            // reconnected: still at clock 1
+  // The old session's push finishes applying after the rejoin: no count.
+  t.PushApplied(0, 1, old_session);
+  t.PushDropped(0, 1, old_session);
+  // The new session sends its two pushes and announces two.
+  const uint64_t session = *t.ReceivePush(0, 1);
+  CHECK(session != old_session);
+  REQUIRE(t.ReceivePush(0, 1).ok());
+  REQUIRE(t.Clock(0, 2, 2).ok());
+  CHECK(*t.ViewOf(0) == 1);  // neither new push applied yet
+  t.PushApplied(0, 1, session);
+  t.PushApplied(0, 1, session);
+  CHECK(*t.ViewOf(0) == 2);
+  // And CLOCK follows the new sequence.
+  CHECK_FALSE(t.Clock(0, 2, 0).ok());
+  CHECK(t.Clock(0, 3, 0).ok());
 }
 
 TEST_CASE("staleness s lets the fast worker run s clocks ahead") {

@@ -68,6 +68,9 @@ ABSL_FLAG(double, jitter, 0, "--profile: per-iteration GPU time jitter, e.g. 0.3
 ABSL_FLAG(bool, overlap, true,
           "push each layer as its backward finishes (false: after the whole backward, "
           "and with --profile all pulls before the forward; the ablation)");
+ABSL_FLAG(int, peer_timeout_ms, 3000,
+          "a server connection silent this long is lost (raise it on saturated slow links, "
+          "where keepalives queue behind bulk transfers)");
 ABSL_FLAG(int, server_wait, 120,
           "seconds to wait for a lost server to come back before giving up");
 ABSL_FLAG(std::string, result_file, "", "write the final JSON summary here");
@@ -155,6 +158,7 @@ absl::StatusOr<std::unique_ptr<Worker>> ConnectWorker() {
   options.momentum = absl::GetFlag(FLAGS_momentum);
   options.report_every = absl::GetFlag(FLAGS_report_every);
   options.server_recovery_timeout = absl::Seconds(absl::GetFlag(FLAGS_server_wait));
+  options.peer_timeout = absl::Milliseconds(std::max(100, absl::GetFlag(FLAGS_peer_timeout_ms)));
   absl::StatusOr<std::unique_ptr<Worker>> worker = Worker::Connect(options);
   if (worker.ok() && g_health != nullptr) g_health->SetReady(true);
   return worker;

@@ -56,6 +56,7 @@ absl::Status Worker::Impl::Connect() {
   topt.job_id = options.job_id;
   topt.token = options.token;
   topt.rank = session->registration().rank();
+  topt.peer_timeout = options.peer_timeout;
   absl::StatusOr<std::unique_ptr<Transport>> created = Transport::Create(topt);
   if (!created.ok()) return created.status();
   transport = *std::move(created);

@@ -61,6 +61,8 @@ struct WorkerOptions {
   absl::Duration timeout = absl::Seconds(60);  // every data-plane wait
   absl::Duration register_timeout = absl::Seconds(60);
   absl::Duration server_recovery_timeout = absl::Seconds(120);
+  // A server connection silent this long is lost (TransportOptions).
+  absl::Duration peer_timeout = absl::Seconds(3);
   float momentum = 0.9f;  // DGC momentum correction, compressed layers
   int report_every = 10;  // clocks between statistics reports
   int codec_threads = 1;
