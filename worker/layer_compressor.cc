@@ -61,11 +61,15 @@ absl::Status LayerCompressor::CompressInto(absl::Span<const float> gradient,
     return absl::InvalidArgumentError(absl::StrCat(
         "gradient has ", gradient.size(), " elements, the layer ", elements_));
   }
+  // The norm comes from this first pass: once the last chunk is ready the
+  // caller may reuse or free `gradient` (its push ticket can complete).
+  double sum_of_squares = 0;
   for (size_t i = 0; i < gradient.size(); ++i) {
     if (!std::isfinite(gradient[i])) {
       return absl::InvalidArgumentError(absl::StrCat(
           "gradient holds ", gradient[i], " at ", i, ": nothing was encoded"));
     }
+    sum_of_squares += double{gradient[i]} * gradient[i];
   }
   const bool sparse = IsSparse(params.codec);
   payloads->assign(chunks_.size(), {});
@@ -108,7 +112,7 @@ absl::Status LayerCompressor::CompressInto(absl::Span<const float> gradient,
     std::fill(velocity_.begin(), velocity_.end(), 0.0f);
   }
   if (stats != nullptr) {
-    stats->gradient_norm = Norm(gradient);
+    stats->gradient_norm = std::sqrt(sum_of_squares);
     stats->residual_ratio =
         stats->gradient_norm > 0 ? Norm(residual_) / stats->gradient_norm : 0.0;
     stats->payload_bytes = bytes;

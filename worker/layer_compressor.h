@@ -55,7 +55,9 @@ class LayerCompressor {
   // The same into `payloads` (resized to one per chunk), calling
   // `ready(c)` as soon as chunk c's payload is complete, before chunk c+1
   // is encoded: the caller sends chunk c while the next one encodes. An
-  // error after some chunks were ready leaves the others empty.
+  // error after some chunks were ready leaves the others empty. Once the
+  // last chunk is ready `gradient` is not read again (the push may be
+  // acknowledged and the caller reuse the buffer).
   absl::Status CompressInto(absl::Span<const float> gradient, const CodecParams& params,
                             std::vector<std::vector<uint8_t>>* payloads,
                             CompressionStats* stats,

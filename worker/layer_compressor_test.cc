@@ -125,6 +125,33 @@ TEST_CASE("each chunk is ready before the next is encoded, with the same payload
                    whole->residual().begin()));
 }
 
+TEST_CASE("the gradient is not read once the last chunk is ready") {
+  // The push's ticket can complete as soon as the last chunk is sent, and
+  // the trainer then reuses (or frees) the gradient's buffer.
+  CodecParams none;
+  CodecParams topk;
+  topk.codec = CodecId::kTopK;
+  topk.density = 0.05f;
+  for (const CodecParams& params : {none, topk}) {
+    auto layer = LayerCompressor::Create(1000, ThreeChunks(), 0.9f);
+    REQUIRE(layer.ok());
+    std::vector<float> g = Gradient(1000, 7);
+    double norm = 0;
+    for (float x : g) norm += double(x) * x;
+    norm = std::sqrt(norm);
+    std::vector<std::vector<uint8_t>> payloads;
+    CompressionStats stats;
+    REQUIRE(layer
+                ->CompressInto(g, params, &payloads, &stats,
+                               [&](size_t c) {
+                                 if (c == 2) std::fill(g.begin(), g.end(), 1e30f);
+                               })
+                .ok());
+    CHECK(stats.gradient_norm == Approx(norm));
+    CHECK(stats.residual_ratio < 1.0);
+  }
+}
+
 TEST_CASE("bad layers and gradients are refused without changes") {
   CHECK_FALSE(LayerCompressor::Create(1000, {{0, 0, 400}, {1, 500, 500}}, 0.9f).ok());
   CHECK_FALSE(LayerCompressor::Create(1000, {{0, 0, 400}}, 0.9f).ok());
