@@ -56,14 +56,13 @@ constexpr double kTopkDensity = 0.01;
 // 16 M elements, README "Codecs (CPU)"): the worker's encode with error
 // feedback and the server's decode_accumulate (its SGD apply). Top-k's
 // worker cost is calibrated instead: the runtime adds momentum correction
-// and residual bookkeeping to the codec's selection. fp16 as the study ran
-// it (scalar conversions, 2026-12-02) and as it is now (F16C, 2026-12-03).
+// and residual bookkeeping to the codec's selection. fp16 with F16C, as the
+// studies of 2026-12-03 ran it.
 struct CodecCost {
   double encode_s;
   double apply_s;
 };
 constexpr CodecCost kNone{4 / 1.74e9, 4 / 3.52e9};
-constexpr CodecCost kFp16AtStudy{4 / 0.48e9, 4 / 1.46e9};
 constexpr CodecCost kFp16{4 / 3.13e9, 4 / 7.49e9};
 constexpr CodecCost kTopk{4 / 1.32e9, 4 / 62.22e9};
 
@@ -165,7 +164,7 @@ Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double e
     sparse = std::clamp((8 - total) / (8 - topk_push - sparse_pull), 0.0, 1.0);
     j.push_bytes_per_element = sparse * topk_push + (1 - sparse) * 4;
   }
-  const CodecCost dense = codec == "fp16" ? kFp16AtStudy : kNone;
+  const CodecCost dense = codec == "fp16" ? kFp16 : kNone;
   j.encode_s_per_element = sparse * encode + (1 - sparse) * dense.encode_s;
   j.apply_s_per_element = sparse * kTopk.apply_s + (1 - sparse) * dense.apply_s;
   if (topk_pulls) j.apply_s_per_element += PublishPerPush(sparse, t.workers);
