@@ -1,8 +1,8 @@
 #!/bin/bash
 # leeway-sim end to end: validates against the checked-in ResNet-50 study
-# (the two calibration rows must come back to within 1%, and at least 15 of
-# the 22 predictions within 15%: a model change that loses the fit fails
-# here), then a small projection.
+# (the two calibration rows must come back to within 1%, and at least two
+# thirds of the predictions within 15%: a model change that loses the fit
+# fails here), then a small projection.
 #   sim_smoke_test.sh LEEWAY_SIM STUDY.md
 set -euo pipefail
 sim=$1
@@ -10,12 +10,16 @@ study=$2
 out=$("$sim" --validate="$study")
 echo "$out"
 for config in bsp-none bsp-topk; do
-  line=$(grep -E "^\| equal \| $config \| on \|" <<<"$out")
+  # The validation table's row (the GPU-encode table below repeats the names).
+  line=$(grep -m1 -E "^\| equal \| $config \| on \|" <<<"$out")
   error=$(awk -F'|' '{gsub(/[ +%]|\(calibration\)/, "", $7); print $7}' <<<"$line")
   awk -v e="$error" 'BEGIN { exit !(e <= 1 && e >= -1) }' || { echo "FAIL: $config calibration error $error%"; exit 1; }
 done
-within=$(sed -n 's/^\([0-9]*\) of 22 predictions within 15%.*/\1/p' <<<"$out")
-[ -n "$within" ] && [ "$within" -ge 15 ] || { echo "FAIL: only '$within' of 22 predictions within 15%"; exit 1; }
+within=$(sed -n 's/^\([0-9]*\) of [0-9]* predictions within 15%.*/\1/p' <<<"$out")
+predictions=$(sed -n 's/^[0-9]* of \([0-9]*\) predictions within 15%.*/\1/p' <<<"$out")
+[ -n "$within" ] && [ "$predictions" -ge 20 ] && [ $((3 * within)) -ge $((2 * predictions)) ] ||
+  { echo "FAIL: only '$within' of '$predictions' predictions within 15%"; exit 1; }
+grep -q "^The same runs with the encode on the GPU" <<<"$out" || { echo "FAIL: no GPU-encode table"; exit 1; }
 proj=$("$sim" --project --workers=8 --servers=1,8 --gbps=100 --clocks=4)
 echo "$proj"
 [ "$(grep -c '^| 100 | 8 |' <<<"$proj")" -eq 8 ] || { echo "FAIL: expected 8 projection rows (2 server counts x 4 configurations)"; exit 1; }
