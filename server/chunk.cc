@@ -76,8 +76,9 @@ absl::StatusOr<uint64_t> Chunk::Apply(absl::Span<const uint8_t> payload,
         "layer ", info_.layer, " chunk ", info_.chunk, " is not initialized"));
   }
   const uint64_t next = version_ + 1;
-  if (IsSparse(header->codec)) {
-    std::vector<uint32_t> indices;
+  const bool sparse = IsSparse(header->codec);
+  std::vector<uint32_t> indices;  // what a sparse payload changed
+  if (sparse) {
     std::vector<float> values;
     absl::Status decoded = DecodePairs(payload, n, &indices, &values);
     if (!decoded.ok()) return decoded;
@@ -86,19 +87,12 @@ absl::StatusOr<uint64_t> Chunk::Apply(absl::Span<const uint8_t> payload,
     }
     ApplySparse(optimizer_, next, n, params_.data(), state_.data(),
                 indices.data(), values.data(), indices.size());
-    owed_ = sparse_pulls();
-    if (!sparse_pulls()) {
-      const uint32_t stamp = StampFor(next);
-      for (uint32_t i : indices) block_stamps_[i / block_elements_] = stamp;
-    }
   } else if (optimizer_.kind == OptimizerKind::kSgd &&
              optimizer_.weight_decay == 0.0f) {
     // Plain SGD on a dense payload: decode straight into the parameters.
     absl::Status decoded = DecodeAccumulate(
         payload, -optimizer_.learning_rate * scale, absl::MakeSpan(params_), 1);
     if (!decoded.ok()) return decoded;
-    owed_ = sparse_pulls();
-    if (!sparse_pulls()) MarkAllChanged(next);
   } else {
     // A scratch buffer per apply thread: allocating (and faulting in) a
     // chunk-sized vector per push would cost more than the update itself.
@@ -110,8 +104,16 @@ absl::StatusOr<uint64_t> Chunk::Apply(absl::Span<const uint8_t> payload,
       for (size_t i = 0; i < n; ++i) grad[i] *= scale;
     }
     ApplyDense(optimizer_, next, n, params_.data(), state_.data(), grad.data());
-    owed_ = sparse_pulls();
-    if (!sparse_pulls()) MarkAllChanged(next);
+  }
+  // Stamp what pulls read: the parameters, or (with a served copy) nothing
+  // until the next publication.
+  if (sparse_pulls()) {
+    owed_ = true;
+  } else if (sparse) {
+    const uint32_t stamp = StampFor(next);
+    for (uint32_t i : indices) block_stamps_[i / block_elements_] = stamp;
+  } else {
+    MarkAllChanged(next);
   }
   version_ = next;
   return next;

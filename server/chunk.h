@@ -1,7 +1,8 @@
 // One chunk of a layer on a server: fp32 parameters, optimizer state, a
-// version (push batches applied, and publications below) and, per block of elements (by default
-// one element), the version of its last change, so that pulls can be
-// answered with deltas that carry exactly the elements that changed.
+// version (push batches applied, and publications below) and, per block
+// of elements (by default one element), the version of its last change,
+// so that pulls can be answered with deltas that carry exactly the
+// elements that changed.
 //
 // Guarantees:
 // - Apply validates the whole payload (kernels' decoders) before touching
@@ -68,10 +69,10 @@ struct ChunkState {
 
 struct ChunkOptions {
   // Elements per change stamp. One: a delta carries exactly the changed
-  // elements. Sparse pushes from a few workers touch a few percent of a chunk, but
-  // scattered: with blocks of 8, a 4% union of top-1% sets dirtied 28% of
-  // the blocks and deltas were larger than half the dense chunk. A stamp
-  // costs 4 bytes an element, as much as the parameter.
+  // elements. Sparse pushes from a few workers touch a few percent of a
+  // chunk, but scattered: with blocks of 8, a 4% union of top-1% sets
+  // dirtied 28% of the blocks and deltas were larger than half the dense
+  // chunk. A stamp costs 4 bytes an element, as much as the parameter.
   uint32_t block_elements = 1;
   // 0: pulls read the parameters; in (0, 1): the served copy (above).
   float pull_density = 0;

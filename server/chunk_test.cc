@@ -46,6 +46,18 @@ std::vector<float> Random(size_t n, uint64_t seed) {
 
 std::vector<float> Params(const Chunk& chunk) { return chunk.Snapshot().params; }
 
+// Applies a pull reply to a copy held at the version the pull named.
+void ApplyReply(const PullReply& reply, uint32_t n, std::vector<float>* copy) {
+  if (reply.form == PullReply::Form::kDelta) {
+    std::vector<uint32_t> indices;
+    std::vector<float> values;
+    REQUIRE(DecodePairs(reply.payload, n, &indices, &values).ok());
+    for (size_t j = 0; j < indices.size(); ++j) (*copy)[indices[j]] = values[j];
+  } else if (reply.form == PullReply::Form::kDense) {
+    REQUIRE(Decode(reply.payload, absl::MakeSpan(*copy)).ok());
+  }
+}
+
 TEST_CASE("a chunk is initialized once, by the first writer") {
   Chunk chunk(Info(4), Sgd());
   CHECK(chunk.Apply(Dense({1, 1, 1, 1})).status().code() ==
@@ -92,7 +104,7 @@ TEST_CASE("pulls answer not modified, a delta, or the dense chunk") {
   CHECK(first->form == PullReply::Form::kDense);
   CHECK(first->version == 0);
   std::vector<float> copy(n);
-  REQUIRE(Decode(first->payload, absl::MakeSpan(copy)).ok());
+  ApplyReply(*first, n, &copy);
   const uint64_t held = first->version;
 
   // Sparse pushes change few blocks: a delta brings the copy up to date.
@@ -104,10 +116,7 @@ TEST_CASE("pulls answer not modified, a delta, or the dense chunk") {
   CHECK(delta->version == 3);
   REQUIRE(delta->form == PullReply::Form::kDelta);
   CHECK(delta->payload.size() < CompressedSize({CodecId::kNone}, n) / 2);
-  std::vector<uint32_t> indices;
-  std::vector<float> values;
-  REQUIRE(DecodePairs(delta->payload, n, &indices, &values).ok());
-  for (size_t j = 0; j < indices.size(); ++j) copy[indices[j]] = values[j];
+  ApplyReply(*delta, n, &copy);
   CHECK(copy == Params(chunk));  // bit for bit
 
   auto same = chunk.Read(3);
@@ -185,27 +194,8 @@ TEST_CASE("deltas from every older version reproduce the chunk") {
     auto reply = chunk.Read(since);
     REQUIRE(reply.ok());
     std::vector<float> copy = history[since];
-    if (reply->form == PullReply::Form::kDelta) {
-      std::vector<uint32_t> indices;
-      std::vector<float> values;
-      REQUIRE(DecodePairs(reply->payload, n, &indices, &values).ok());
-      for (size_t j = 0; j < indices.size(); ++j) copy[indices[j]] = values[j];
-    } else if (reply->form == PullReply::Form::kDense) {
-      REQUIRE(Decode(reply->payload, absl::MakeSpan(copy)).ok());
-    }
+    ApplyReply(*reply, n, &copy);
     CHECK(copy == history.back());
-  }
-}
-
-// Applies a pull reply to a copy held at the version the pull named.
-void ApplyReply(const PullReply& reply, uint32_t n, std::vector<float>* copy) {
-  if (reply.form == PullReply::Form::kDelta) {
-    std::vector<uint32_t> indices;
-    std::vector<float> values;
-    REQUIRE(DecodePairs(reply.payload, n, &indices, &values).ok());
-    for (size_t j = 0; j < indices.size(); ++j) (*copy)[indices[j]] = values[j];
-  } else if (reply.form == PullReply::Form::kDense) {
-    REQUIRE(Decode(reply.payload, absl::MakeSpan(*copy)).ok());
   }
 }
 

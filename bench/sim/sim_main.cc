@@ -110,11 +110,20 @@ int64_t Staleness(const std::string& configuration) {
   return absl::SimpleAtoi(digits, &s) ? s : 0;
 }
 
-// Bytes per element of a pull answered with a delta (exact, 4 + 4 bytes a
-// changed element) or the dense chunk: after `workers` independent top-k
-// pushes of `density`, 1 - (1 - density)^workers of the elements changed.
-double DeltaPullBytes(double density, int workers) {
-  return std::min(4.0, 8 * (1 - std::pow(1 - density, workers)));
+// How a sparse (top-k) chunk is pulled: dense fp32; as built by default, a
+// delta (exact, 4 + 4 bytes a changed element, or the dense chunk when
+// smaller: after `workers` independent top-k pushes 1 - (1 - density)^W of
+// the elements changed); or with top-k pulls (the servers publish a top-k
+// a clock).
+enum class Pulls { kDense, kDelta, kTopK };
+
+double PullBytes(Pulls pulls, int workers) {
+  switch (pulls) {
+    case Pulls::kDense: return 4;
+    case Pulls::kDelta: return std::min(4.0, 8 * (1 - std::pow(1 - kTopkDensity, workers)));
+    case Pulls::kTopK: return kTopkDensity * 8;
+  }
+  return 4;
 }
 
 // With top-k pulls a server publishes each chunk once a clock: a pass
@@ -146,8 +155,7 @@ Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double e
   // a sparse chunk's pull carries the union of the workers' top-k sets.
   const bool topk_pulls = absl::ConsumeSuffix(&codec, "+pulls");
   const double topk_push = kTopkDensity * 8;
-  const double sparse_pull =
-      topk_pulls ? kTopkDensity * 8 : DeltaPullBytes(kTopkDensity, t.workers);
+  const double sparse_pull = PullBytes(topk_pulls ? Pulls::kTopK : Pulls::kDelta, t.workers);
   // The share of elements pushed sparse: all for top-k, none for none and
   // fp16; adaptive's from its bytes (the controller keeps small and
   // critical layers dense and sparsifies the large ones), where a dense
@@ -273,17 +281,16 @@ int Project() {
   struct Config {
     const char* name;
     int64_t staleness;
-    double push, pull, apply;
-    bool delta_pulls;  // pull: the union of a clock's top-k sets, or dense
-    bool topk_pulls;   // the servers publish a top-k a clock
+    double push, apply;
+    Pulls pulls;
   };
   // "+pulls": the servers publish the top 1% of each chunk's change a clock
   // (leeway-server --pull_density, error feedback on the server).
   const Config configs[] = {
-      {"bsp-none", 0, 4, 4, kNone.apply_s, false, false},
-      {"bsp-fp16", 0, 2, 4, kFp16.apply_s, false, false},
-      {"ssp2-topk", 2, kTopkDensity * 8, 4, kTopk.apply_s, true, false},
-      {"ssp2-topk+pulls", 2, kTopkDensity * 8, kTopkDensity * 8, kTopk.apply_s, false, true},
+      {"bsp-none", 0, 4, kNone.apply_s, Pulls::kDense},
+      {"bsp-fp16", 0, 2, kFp16.apply_s, Pulls::kDense},
+      {"ssp2-topk", 2, kTopkDensity * 8, kTopk.apply_s, Pulls::kDelta},
+      {"ssp2-topk+pulls", 2, kTopkDensity * 8, kTopk.apply_s, Pulls::kTopK},
   };
   std::printf("Projection: %s (%.0f M parameters), %.0f ms GPU per iteration and %d samples per GPU, "
               "jitter +-%.0f%%, %.0f us latency, links at %.2f of nominal, %.0f MB chunks, encode "
@@ -320,10 +327,9 @@ int Project() {
           j.clocks = absl::GetFlag(FLAGS_clocks);
           j.staleness = config.staleness;
           j.push_bytes_per_element = config.push;
-          j.pull_bytes_per_element =
-              config.delta_pulls ? DeltaPullBytes(kTopkDensity, w) : config.pull;
+          j.pull_bytes_per_element = PullBytes(config.pulls, w);
           j.apply_s_per_element =
-              (config.apply + (config.topk_pulls ? PublishPerPush(1, w) : 0)) /
+              (config.apply + (config.pulls == Pulls::kTopK ? PublishPerPush(1, w) : 0)) /
               absl::GetFlag(FLAGS_apply_threads);
           const Result r = MustSimulate(model, c, j);
           if (baseline == 0) baseline = r.samples_per_s;
