@@ -23,6 +23,33 @@ double MedianSeconds(int repeats, Fn fn) {
   return times[times.size() / 2];
 }
 
+// fn timed against a baseline run right before it, `repeats` times: the
+// medians of fn's time, of the baseline's, and of the per-pair ratio
+// baseline / fn. Pairing keeps the ratio honest while the machine's speed
+// drifts between the rows of a table.
+struct PairedTimes {
+  double seconds = 0;
+  double baseline_seconds = 0;
+  double ratio = 0;
+};
+
+template <typename Baseline, typename Fn>
+PairedTimes MedianPaired(int repeats, Baseline baseline, Fn fn) {
+  std::vector<double> times, baselines, ratios;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    const double base = MedianSeconds(1, baseline);
+    const double t = MedianSeconds(1, fn);
+    times.push_back(t);
+    baselines.push_back(base);
+    ratios.push_back(base / t);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  return {median(times), median(baselines), median(ratios)};
+}
+
 }  // namespace leeway
 
 #endif  // LEEWAY_BENCH_TIMING_H_

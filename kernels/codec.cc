@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/dense_codec.h"
 #include "kernels/half.h"
-#include "kernels/input_check.h"
 #include "kernels/parallel_for.h"
 #include "kernels/parsed_payload.h"
 #include "kernels/payload.h"
@@ -103,10 +102,12 @@ absl::Status ValidateParams(const CodecParams& params) {
   }
   const bool int8 = params.codec == CodecId::kInt8 ||
                     (IsSparse(params.codec) && params.values == CodecId::kInt8);
-  if (int8 && (params.int8_bucket == 0 ||
-               params.int8_bucket > codec_internal::kMaxInt8Bucket)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("int8 bucket size ", params.int8_bucket, " out of range"));
+  if (int8) {
+    absl::Status bucket = codec_internal::CheckDenseParam(CodecId::kInt8, params.int8_bucket);
+    if (!bucket.ok()) return bucket;
+  }
+  if (params.codec == CodecId::kSign) {
+    return codec_internal::CheckDenseParam(CodecId::kSign, params.sign_bucket);
   }
   if (!IsSparse(params.codec)) return absl::OkStatus();
   if (!(params.density > 0.0f && params.density <= 1.0f)) {
@@ -134,9 +135,9 @@ size_t CompressedSize(const CodecParams& params, size_t elements) {
                params.codec, params.values, bucket,
                SparseKeep(params.density, elements));
   }
-  const uint32_t param = params.codec == CodecId::kInt8 ? params.int8_bucket : 0;
   return kPayloadHeaderBytes +
-         codec_internal::DenseBodyBytes(params.codec, elements, param);
+         codec_internal::DenseBodyBytes(params.codec, elements,
+                                        codec_internal::DenseParam(params));
 }
 
 absl::Status Encode(absl::Span<const float> gradient, absl::Span<float> residual,
@@ -154,26 +155,21 @@ absl::Status Encode(absl::Span<const float> gradient, absl::Span<float> residual
   }
   absl::Status status = ValidateParams(params);
   if (!status.ok()) return status;
-  // Pass 1 reads only: nothing is written unless every v = g + r is finite.
   const float* g = gradient.data();
   float* r = residual.empty() ? nullptr : residual.data();
-  double abs_sum = 0.0;
-  status = codec_internal::CheckInputs(g, r, n, params.threads, &abs_sum);
-  if (!status.ok()) return status;
-  // Pass 2 forms v, encodes it and leaves the residual.
   if (IsSparse(params.codec)) {
-    codec_internal::EncodeSparse(params, g, r, n, payload);
-    return absl::OkStatus();
+    status = codec_internal::EncodeSparse(params, g, r, n, payload);
+  } else {
+    const uint32_t param = codec_internal::DenseParam(params);
+    payload->resize(CompressedSize(params, n));
+    WritePayloadHeader({params.codec, static_cast<uint32_t>(n), param},
+                       payload->data());
+    status = codec_internal::EncodeDense(params.codec, param, params.seed, n, g, r,
+                                         payload->data() + kPayloadHeaderBytes,
+                                         params.threads);
   }
-  const uint32_t param = params.codec == CodecId::kInt8 ? params.int8_bucket : 0;
-  payload->resize(CompressedSize(params, n));
-  WritePayloadHeader({params.codec, static_cast<uint32_t>(n), param},
-                     payload->data());
-  const float sign_scale = n > 0 ? static_cast<float>(abs_sum / n) : 0.0f;
-  codec_internal::EncodeDense(params.codec, param, params.seed, n, g, r,
-                              sign_scale, payload->data() + kPayloadHeaderBytes,
-                              params.threads);
-  return absl::OkStatus();
+  if (!status.ok()) payload->clear();
+  return status;
 }
 
 absl::Status Decode(absl::Span<const uint8_t> payload, absl::Span<float> out,

@@ -15,16 +15,19 @@
 // Dense codecs (dense_codec.h): none (fp32), fp16, bf16 (round to nearest
 // even, saturating), int8 (per-bucket scale max|v|/127, stochastic rounding
 // from a seeded generator: unbiased; parameter = bucket size), sign (one
-// bit per element and one scale, mean |v|: EF-signSGD).
+// bit per element and a scale per bucket, mean |v| over it: EF-signSGD
+// with blockwise scales; parameter = bucket size, a multiple of 8).
 // Sparse codecs (sparse_codec.h): topk (the exact k largest magnitudes, see
 // topk_select.h), randomk (stratified, seeded: no indices on the wire;
 // unbiased without error feedback), threshold (|v| >= t, capped at the density); their values may
 // be quantized (values = fp16, bf16 or int8: topk+fp16, topk+int8).
 //
 // Non-finite input: Encode refuses a gradient or residual holding NaN or
-// Inf with INVALID_ARGUMENT and changes nothing, since one NaN would poison
-// the residual for good. Decoders refuse payloads whose values are not
-// finite.
+// Inf (or whose sum overflows) with INVALID_ARGUMENT, since one NaN would
+// poison the residual for good; the residual is then as it was, to within
+// float rounding (encode_guard.h: the check rides in the encode's one pass
+// over memory, and a refusal undoes what was written). Decoders refuse
+// payloads whose values are not finite.
 //
 // Threads: large tensors are processed in blocks on the shared kernel pool
 // (parallel_for.h); `threads` = 1 keeps a call on the caller's thread, 0
@@ -62,6 +65,7 @@ bool IsSparse(CodecId codec);
 struct CodecParams {
   CodecId codec = CodecId::kNone;
   uint32_t int8_bucket = 512;  // elements per scale (int8, and int8 values)
+  uint32_t sign_bucket = 2048; // elements per scale (sign), a multiple of 8
   uint64_t seed = 0;           // stochastic rounding, sampling, randomk
   float density = 0.01f;       // sparse: keep ceil(density * n), in [1, n]
   float threshold = 0.0f;      // threshold: keep |v| >= threshold

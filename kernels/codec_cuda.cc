@@ -144,7 +144,7 @@ absl::Status EncodeSparseOnDevice(const CodecParams& p, const float* g, float* r
   CUDA_OR_RETURN(cuda::GatherValues(v, indices.as<uint32_t>(), k, randomk && r == nullptr,
                                     n, kept.as<float>(), stream), "gather values");
   CUDA_OR_RETURN(cuda::EncodeDense(values, bucket, p.seed, k, kept.as<float>(), nullptr,
-                                   0.0f, body.as<uint8_t>(), stream), "encode values");
+                                   body.as<uint8_t>(), stream), "encode values");
   // What was sent, decoded as the server will, leaves the residual.
   if (r != nullptr) {
     CUDA_OR_RETURN(cuda::DecodeDense(values, bucket, k, body.as<uint8_t>(),
@@ -177,9 +177,7 @@ absl::Status EncodeOnDevice(const float* gradient, float* residual, size_t n,
   if (!valid.ok()) return valid;
   if (n > UINT32_MAX) return absl::InvalidArgumentError("gradient too large");
   bool finite = false;
-  double abs_sum = 0.0;
-  CUDA_OR_RETURN(cuda::CheckAndSum(gradient, residual, n, stream, &finite, &abs_sum),
-                 "input check");
+  CUDA_OR_RETURN(cuda::CheckFinite(gradient, residual, n, stream, &finite), "input check");
   if (!finite) {
     return absl::InvalidArgumentError(
         "gradient or residual holds NaN or Inf (or their sum overflows)");
@@ -187,13 +185,12 @@ absl::Status EncodeOnDevice(const float* gradient, float* residual, size_t n,
   if (IsSparse(params.codec)) {
     return EncodeSparseOnDevice(params, gradient, residual, n, stream, payload);
   }
-  const uint32_t param = params.codec == CodecId::kInt8 ? params.int8_bucket : 0;
+  const uint32_t param = codec_internal::DenseParam(params);
   const size_t body_bytes = DenseBodyBytes(params.codec, n, param);
   DeviceBuffer body(std::max<size_t>(1, body_bytes), stream);
   if (!body.status().ok()) return body.status();
-  const float sign_scale = n > 0 ? static_cast<float>(abs_sum / n) : 0.0f;
   CUDA_OR_RETURN(cuda::EncodeDense(static_cast<uint8_t>(params.codec), param, params.seed,
-                                   n, gradient, residual, sign_scale, body.as<uint8_t>(),
+                                   n, gradient, residual, body.as<uint8_t>(),
                                    stream), "encode");
   payload->resize(kPayloadHeaderBytes + body_bytes);
   WritePayloadHeader({params.codec, static_cast<uint32_t>(n), param}, payload->data());

@@ -19,7 +19,8 @@
 namespace leeway {
 namespace codec_internal {
 
-constexpr uint32_t kMaxInt8Bucket = 1u << 20;
+// The most elements one int8 or sign scale may cover.
+constexpr uint32_t kMaxBucket = 1u << 20;
 // Elements per parallel block of the dense loops.
 constexpr size_t kDenseGrain = size_t{1} << 16;
 
@@ -27,22 +28,22 @@ inline bool IsDense(CodecId codec) {
   return static_cast<uint8_t>(codec) <= static_cast<uint8_t>(CodecId::kSign);
 }
 
-inline size_t Int8Buckets(size_t elements, uint32_t bucket) {
+inline size_t Buckets(size_t elements, uint32_t bucket) {
   return (elements + bucket - 1) / bucket;
 }
 
-// The parameter a dense body needs: the int8 bucket, else 0.
+// The parameter a dense body needs: the int8 or sign bucket, else 0.
+uint32_t DenseParam(const CodecParams& params);
 absl::Status CheckDenseParam(CodecId codec, uint32_t param);
 
 size_t DenseBodyBytes(CodecId codec, size_t elements, uint32_t param);
 
 // Encodes v = g + r (v = g when r is null) of n elements into `body`;
-// with r, error feedback leaves r = v - decoded. `sign_scale` is the sign
-// codec's scale, mean |v| (CheckInputs sums it in the pass before). One
-// pass over memory, parallel over blocks on up to `threads` threads.
-void EncodeDense(CodecId codec, uint32_t param, uint64_t seed, size_t n,
-                 const float* g, float* r, float sign_scale, uint8_t* body,
-                 int threads);
+// with r, error feedback leaves r = v - decoded. One pass over memory,
+// guarded (encode_guard.h: a non-finite v is refused and r restored),
+// parallel over blocks on up to `threads` threads.
+absl::Status EncodeDense(CodecId codec, uint32_t param, uint64_t seed, size_t n,
+                         const float* g, float* r, uint8_t* body, int threads);
 
 // Checks that every value a body of exactly the right size decodes to is
 // finite (scales included).
@@ -72,7 +73,7 @@ void DecodeDenseRange(CodecId codec, uint32_t param, size_t n,
       return;
     case CodecId::kInt8: {
       const auto* q =
-          reinterpret_cast<const int8_t*>(body + 4 * Int8Buckets(n, param));
+          reinterpret_cast<const int8_t*>(body + 4 * Buckets(n, param));
       for (size_t b = begin / param; b * param < end; ++b) {
         const float scale = BitsFloat(LoadLE32(body + 4 * b));
         const size_t last = std::min<size_t>(end, (b + 1) * param);
@@ -83,10 +84,13 @@ void DecodeDenseRange(CodecId codec, uint32_t param, size_t n,
       return;
     }
     case CodecId::kSign: {
-      const float scale = BitsFloat(LoadLE32(body));
-      const uint8_t* bits = body + 4;
-      for (size_t i = begin; i < end; ++i) {
-        emit(i, (bits[i / 8] >> (i % 8)) & 1u ? -scale : scale);
+      const uint8_t* bits = body + 4 * Buckets(n, param);
+      for (size_t b = begin / param; b * param < end; ++b) {
+        const float scale = BitsFloat(LoadLE32(body + 4 * b));
+        const size_t last = std::min<size_t>(end, (b + 1) * param);
+        for (size_t i = std::max<size_t>(begin, b * param); i < last; ++i) {
+          emit(i, (bits[i / 8] >> (i % 8)) & 1u ? -scale : scale);
+        }
       }
       return;
     }

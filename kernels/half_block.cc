@@ -2,13 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/cpu_features.h"
 #include "kernels/half.h"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
-#include <immintrin.h>
-#define LEEWAY_HAVE_F16C_PATH 1
-#endif
 
 namespace leeway {
 namespace codec_internal {
@@ -23,7 +18,7 @@ inline uint16_t Load16(const uint8_t* p) {
   return static_cast<uint16_t>(p[0] | (uint32_t{p[1]} << 8));
 }
 
-#ifdef LEEWAY_HAVE_F16C_PATH
+#ifdef LEEWAY_HAVE_AVX2_PATH
 // x86-64 is little-endian: a vector of fp16 stored as is is the wire format.
 __attribute__((target("avx2,f16c"))) void EncodeF16c(size_t begin, size_t end,
                                                      const float* g, float* r,
@@ -52,26 +47,9 @@ __attribute__((target("avx2,f16c"))) void DecodeF16c(const uint8_t* body, size_t
   for (; i < end; ++i) dst[i - begin] = Fp16ToFloat(Load16(body + 2 * i));
 }
 
-// AVX2 (which also says the OS saves the vector registers) and F16C
-// (CPUID leaf 1, ECX bit 29; clang's __builtin_cpu_supports does not know it).
-bool DetectF16c() {
-  __builtin_cpu_init();
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
-  return __builtin_cpu_supports("avx2") && (ecx & (1u << 29)) != 0;
-}
 #endif
 
 }  // namespace
-
-bool Fp16HardwarePath() {
-#ifdef LEEWAY_HAVE_F16C_PATH
-  static const bool has = DetectF16c();
-  return has;
-#else
-  return false;
-#endif
-}
 
 void EncodeFp16Scalar(size_t begin, size_t end, const float* g, float* r, uint8_t* body) {
   for (size_t i = begin; i < end; ++i) {
@@ -87,15 +65,15 @@ void DecodeFp16Scalar(const uint8_t* body, size_t begin, size_t end, float* dst)
 }
 
 void EncodeFp16(size_t begin, size_t end, const float* g, float* r, uint8_t* body) {
-#ifdef LEEWAY_HAVE_F16C_PATH
-  if (Fp16HardwarePath()) return EncodeF16c(begin, end, g, r, body);
+#ifdef LEEWAY_HAVE_AVX2_PATH
+  if (CpuHasF16c()) return EncodeF16c(begin, end, g, r, body);
 #endif
   EncodeFp16Scalar(begin, end, g, r, body);
 }
 
 void DecodeFp16(const uint8_t* body, size_t begin, size_t end, float* dst) {
-#ifdef LEEWAY_HAVE_F16C_PATH
-  if (Fp16HardwarePath()) return DecodeF16c(body, begin, end, dst);
+#ifdef LEEWAY_HAVE_AVX2_PATH
+  if (CpuHasF16c()) return DecodeF16c(body, begin, end, dst);
 #endif
   DecodeFp16Scalar(body, begin, end, dst);
 }

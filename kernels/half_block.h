@@ -1,7 +1,7 @@
 // fp16 over whole blocks, for the CPU codecs: the encode with error feedback
 // (v = g + r, body = fp16(v), r = v - float(body)) and the decode to floats.
 // On x86-64 CPUs with F16C and AVX2 it converts eight values an instruction
-// (chosen at run time), elsewhere it calls half.h's scalar functions; the
+// (chosen at run time: cpu_features.h CpuHasF16c), elsewhere it calls half.h's scalar functions; the
 // results are bit-identical (round to nearest even; finite values beyond
 // fp16's range saturate to +-65504, by clamping before the conversion).
 // Inputs are finite (the codec checks them first). Thread-safe.
@@ -13,9 +13,6 @@
 
 namespace leeway {
 namespace codec_internal {
-
-// True where the F16C path runs.
-bool Fp16HardwarePath();
 
 // Elements [begin, end): body holds little-endian fp16 at 2 bytes each. With
 // r null, v = g and nothing else is written.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
+#include "kernels/cpu_features.h"
 #include "kernels/half.h"
 
 namespace leeway {
@@ -29,7 +30,7 @@ std::vector<float> EdgeValues() {
 }
 
 TEST_CASE("the fp16 block paths match the scalar conversions bit for bit") {
-  INFO("hardware path: " << (Fp16HardwarePath() ? "F16C" : "none (scalar only)"));
+  INFO("hardware path: " << (CpuHasF16c() ? "F16C" : "none (scalar only)"));
   const std::vector<float> g = EdgeValues();
   std::vector<float> r(g.size());
   std::mt19937 rng(3);

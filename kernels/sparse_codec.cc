@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/encode_guard.h"
 #include "kernels/topk_select.h"
 
 namespace leeway {
@@ -17,29 +18,34 @@ size_t SparsePrefixBytes(CodecId codec, size_t k) {
 }
 
 // The kept indices of v = g + r, ascending; with r, r holds v on return.
-void SelectIndices(const CodecParams& params, const float* g, float* r,
-                   size_t n, std::vector<uint32_t>* indices) {
+// Refuses a non-finite v (r then as it was, to float rounding).
+absl::Status SelectIndices(const CodecParams& params, const float* g, float* r,
+                           size_t n, std::vector<uint32_t>* indices) {
   const size_t k = SparseKeep(params.density, n);
   const int threads = params.threads;
+  indices->clear();
   switch (params.codec) {
     case CodecId::kTopK:
-      SelectTopK(g, r, n, k, params.seed, threads, indices);
-      return;
-    case CodecId::kThreshold:
-      if (GatherAtLeast(g, r, n, params.threshold, k, threads, indices) > k) {
-        const float* v = r != nullptr ? r : g;  // formed by the gather
-        SelectTopK(v, nullptr, n, k, params.seed, threads, indices);
-      }
-      return;
-    case CodecId::kRandomK:
-      if (r != nullptr) AddInto(g, r, n, threads);
+      return SelectTopK(g, r, n, k, params.seed, threads, indices).status();
+    case CodecId::kThreshold: {
+      absl::StatusOr<size_t> count =
+          GatherAtLeast(g, r, n, params.threshold, k, threads, indices);
+      if (!count.ok() || *count <= k) return count.status();
+      const float* v = r != nullptr ? r : g;  // formed by the gather
+      return SelectTopK(v, nullptr, n, k, params.seed, threads, indices).status();
+    }
+    case CodecId::kRandomK: {
+      absl::Status formed = r != nullptr ? AddInto(g, r, n, threads)
+                                         : CheckFinite(g, nullptr, n, threads);
+      if (!formed.ok()) return formed;
       indices->resize(k);
       for (size_t j = 0; j < k; ++j) {
         (*indices)[j] = static_cast<uint32_t>(RandomKIndex(params.seed, j, n, k));
       }
-      return;
+      return absl::OkStatus();
+    }
     default:
-      indices->clear();
+      return absl::InvalidArgumentError("not a sparse codec");
   }
 }
 
@@ -72,10 +78,11 @@ uint8_t* WriteSparsePrefix(CodecId codec, CodecId values, uint32_t bucket,
   return body + SparsePrefixBytes(codec, k);
 }
 
-void EncodeSparse(const CodecParams& params, const float* g, float* r,
-                  size_t n, std::vector<uint8_t>* payload) {
+absl::Status EncodeSparse(const CodecParams& params, const float* g, float* r,
+                          size_t n, std::vector<uint8_t>* payload) {
   std::vector<uint32_t> indices;
-  SelectIndices(params, g, r, n, &indices);
+  absl::Status selected = SelectIndices(params, g, r, n, &indices);
+  if (!selected.ok()) return selected;
   const float* v = r != nullptr ? r : g;
   float* residual = r;
   const size_t k = indices.size();
@@ -84,23 +91,28 @@ void EncodeSparse(const CodecParams& params, const float* g, float* r,
       params.values == CodecId::kInt8 ? params.int8_bucket : 0;
 
   std::vector<float> kept(k);
+  // fp32 values go out exactly: their residual is 0, set in the same visit.
+  const bool exact = params.values == CodecId::kNone && residual != nullptr;
   for (size_t j = 0; j < k; ++j) {
     const float scale = randomk && residual == nullptr
                             ? static_cast<float>(RandomKStratum(j, n, k).size)
                             : 1.0f;
     kept[j] = v[indices[j]] * scale;
+    if (exact) residual[indices[j]] = 0.0f;
   }
 
   uint8_t* value_body = WriteSparsePrefix(params.codec, params.values, bucket,
                                           n, indices, params.seed, payload);
-  EncodeDense(params.values, bucket, params.seed, k, kept.data(), nullptr,
-              0.0f, value_body, params.threads);
-  if (residual == nullptr) return;
+  // v is finite; only randomk's scaled values (no residual) can overflow.
+  absl::Status encoded = EncodeDense(params.values, bucket, params.seed, k,
+                                     kept.data(), nullptr, value_body, params.threads);
+  if (!encoded.ok() || residual == nullptr || exact) return encoded;
   // What was sent, decoded exactly as the server will, leaves the residual.
   DecodeDenseRange(params.values, bucket, k, value_body, 0, k,
                    [&](size_t j, float sent) {
                      residual[indices[j]] -= sent;
                    });
+  return absl::OkStatus();
 }
 
 absl::Status ValidateSparse(const PayloadHeader& header,

@@ -46,8 +46,8 @@ size_t SparseBodyBytes(CodecId codec, CodecId values, uint32_t bucket,
 
 // Encodes v = g + r (v = g when r is null) into `payload` (header
 // included); with r, error feedback leaves r = v - decoded.
-void EncodeSparse(const CodecParams& params, const float* g, float* r,
-                  size_t n, std::vector<uint8_t>* payload);
+absl::Status EncodeSparse(const CodecParams& params, const float* g, float* r,
+                          size_t n, std::vector<uint8_t>* payload);
 
 // Writes header, k and indices of a topk/threshold payload with `values`
 // as value codec; returns where the value body starts.

@@ -5,6 +5,8 @@
 #include <functional>
 
 #include "kernels/counter_random.h"
+#include "kernels/encode_guard.h"
+#include "kernels/gather_block.h"
 #include "kernels/half.h"
 #include "kernels/parallel_for.h"
 #include "kernels/vector_clones.h"
@@ -25,18 +27,17 @@ uint32_t KthLargest(std::vector<uint32_t>& keys, size_t k) {
   return keys[k - 1];
 }
 
-// From candidates `each(fn)` (ascending indices holding every element whose
-// key is >= kth), keeps those above kth and the lowest-indexed ties, k in all.
+// From candidates `each(fn)` (fn(index, key), ascending indices, holding
+// every element whose key is >= kth), keeps those above kth and the
+// lowest-indexed ties, k in all.
 template <typename ForEach>
-void KeepTop(const float* v, uint32_t kth, size_t k,
-             ForEach for_each, std::vector<uint32_t>* out) {
+void KeepTop(uint32_t kth, size_t k, ForEach for_each, std::vector<uint32_t>* out) {
   size_t above = 0;
-  for_each([&](uint32_t i) { above += Key(v[i]) > kth; });
+  for_each([&](uint32_t, uint32_t key) { above += key > kth; });
   size_t ties = k - above;
   out->clear();
   out->reserve(k);
-  for_each([&](uint32_t i) {
-    const uint32_t key = Key(v[i]);
+  for_each([&](uint32_t i, uint32_t key) {
     if (key > kth || (key == kth && ties > 0)) {
       ties -= key == kth;
       out->push_back(i);
@@ -50,41 +51,63 @@ void AddRange(const float* __restrict g, float* __restrict r, size_t begin,
   for (size_t i = begin; i < end; ++i) r[i] += g[i];
 }
 
-// One block of the gather: appends i in [begin, end) with key(v_i) >= key;
-// with r, stores v = g + r into r first.
+// The undo of a range whose r was set to v = g + r.
 LEEWAY_VECTOR_CLONES
-void GatherBlock(const float* __restrict g, float* __restrict r, size_t begin,
-                 size_t end, uint32_t key, std::vector<uint32_t>* out) {
-  if (r == nullptr) {
-    for (size_t i = begin; i < end; ++i) {
-      if (Key(g[i]) >= key) out->push_back(static_cast<uint32_t>(i));
-    }
-    return;
-  }
-  for (size_t i = begin; i < end; ++i) {
-    const float v = g[i] + r[i];
-    r[i] = v;
-    if (Key(v) >= key) out->push_back(static_cast<uint32_t>(i));
-  }
+void SubtractRange(const float* __restrict g, float* __restrict r, size_t begin,
+                   size_t end) {
+  for (size_t i = begin; i < end; ++i) r[i] -= g[i];
 }
 
-size_t GatherKey(const float* g, float* r, size_t n, uint32_t key, size_t cap,
-                 int threads, std::vector<uint32_t>* out) {
-  std::vector<std::vector<uint32_t>> parts((n + kGatherGrain - 1) / kGatherGrain);
-  ParallelFor(n, kGatherGrain, threads, [&](size_t begin, size_t end) {
-    std::vector<uint32_t>& part = parts[begin / kGatherGrain];
-    // This block's share of the candidates the threshold is set for.
-    part.reserve(std::min(end - begin, (cap + 1) * (end - begin) / n + 16));
-    GatherBlock(g, r, begin, end, key, &part);
-  });
-  out->clear();
-  size_t count = 0;
-  for (const auto& part : parts) {
-    if (count < cap) {
-      out->insert(out->end(), part.begin(),
-                  part.begin() + std::min(part.size(), cap - count));
+// A guarded pass over [0, n) that writes r = v block by block through
+// write(begin, end) (or only reads, without r); undone by subtraction.
+template <typename Write>
+absl::Status FormV(const float* g, float* r, size_t n, size_t grain, int threads,
+                   Write write) {
+  return codec_internal::GuardedPass(
+      n, grain, threads, g, r,
+      [&](size_t begin, size_t end) {
+        return codec_internal::CheckedBlocks(g, r, begin, end,
+                                             codec_internal::kGuardBlock, write);
+      },
+      [&](size_t begin, size_t end) {
+        if (r != nullptr) SubtractRange(g, r, begin, end);
+      });
+}
+
+// The candidates of a gather: indices ascending, with their keys.
+struct Candidates {
+  std::vector<uint32_t> indices;
+  std::vector<uint32_t> keys;
+};
+
+// Gathers every index whose key is >= key (at most cap of them) into out;
+// returns how many there are in all.
+absl::StatusOr<size_t> GatherKey(const float* g, float* r, size_t n,
+                                 uint32_t key, size_t cap, int threads,
+                                 Candidates* out) {
+  out->indices.clear();
+  out->keys.clear();
+  // Each grain's candidates in a part of its own (a grain is one thread's).
+  std::vector<Candidates> parts((n + kGatherGrain - 1) / kGatherGrain);
+  absl::Status formed = FormV(g, r, n, kGatherGrain, threads, [&](size_t begin, size_t end) {
+    Candidates& part = parts[begin / kGatherGrain];
+    if (part.indices.capacity() == 0) {  // the grain's share of the cap, and some
+      const size_t share = std::min(kGatherGrain, (cap + 1) * kGatherGrain / n + 16);
+      part.indices.reserve(share);
+      part.keys.reserve(share);
     }
-    count += part.size();
+    codec_internal::GatherBlock(g, r, begin, end, key, &part.indices, &part.keys);
+  });
+  if (!formed.ok()) return formed;
+  size_t count = 0;
+  for (const Candidates& part : parts) {
+    if (count < cap) {
+      const size_t take = std::min(part.indices.size(), cap - count);
+      out->indices.insert(out->indices.end(), part.indices.begin(),
+                          part.indices.begin() + take);
+      out->keys.insert(out->keys.end(), part.keys.begin(), part.keys.begin() + take);
+    }
+    count += part.indices.size();
   }
   return count;
 }
@@ -101,21 +124,24 @@ void SelectTopKExact(absl::Span<const float> values, size_t k,
   std::vector<uint32_t> keys(n);
   for (size_t i = 0; i < n; ++i) keys[i] = Key(v[i]);
   const uint32_t kth = KthLargest(keys, k);
-  auto all = [n](auto fn) {
-    for (size_t i = 0; i < n; ++i) fn(static_cast<uint32_t>(i));
+  auto all = [n, v](auto fn) {
+    for (size_t i = 0; i < n; ++i) fn(static_cast<uint32_t>(i), Key(v[i]));
   };
-  KeepTop(v, kth, k, all, indices);
+  KeepTop(kth, k, all, indices);
 }
 
-void AddInto(const float* g, float* r, size_t n, int threads) {
-  ParallelFor(n, kGatherGrain, threads, [&](size_t begin, size_t end) {
-    AddRange(g, r, begin, end);
-  });
+absl::Status AddInto(const float* g, float* r, size_t n, int threads) {
+  return FormV(g, r, n, kGatherGrain, threads,
+               [&](size_t begin, size_t end) { AddRange(g, r, begin, end); });
 }
 
-size_t GatherAtLeast(const float* g, float* r, size_t n, float threshold,
-                     size_t cap, int threads, std::vector<uint32_t>* indices) {
-  return GatherKey(g, r, n, Key(threshold), cap, threads, indices);
+absl::StatusOr<size_t> GatherAtLeast(const float* g, float* r, size_t n,
+                                     float threshold, size_t cap, int threads,
+                                     std::vector<uint32_t>* indices) {
+  Candidates candidates;
+  absl::StatusOr<size_t> count = GatherKey(g, r, n, Key(threshold), cap, threads, &candidates);
+  indices->swap(candidates.indices);
+  return count;
 }
 
 bool TopKSampled(size_t n, size_t k) {
@@ -142,25 +168,32 @@ uint32_t TopKThresholdKey(std::vector<uint32_t> sample, size_t rank) {
   return KthLargest(sample, rank);
 }
 
-void KeepTopKOfCandidates(absl::Span<const float> v,
-                          const std::vector<uint32_t>& candidates, size_t k,
+void KeepTopKOfCandidates(const std::vector<uint32_t>& candidates,
+                          const std::vector<uint32_t>& keys, size_t k,
                           std::vector<uint32_t>* indices) {
-  std::vector<uint32_t> keys(candidates.size());
-  for (size_t j = 0; j < candidates.size(); ++j) keys[j] = Key(v[candidates[j]]);
-  const uint32_t kth = KthLargest(keys, k);
-  auto each = [&candidates](auto fn) {
-    for (uint32_t i : candidates) fn(i);
+  std::vector<uint32_t> order = keys;
+  const uint32_t kth = KthLargest(order, k);
+  auto each = [&](auto fn) {
+    for (size_t j = 0; j < candidates.size(); ++j) fn(candidates[j], keys[j]);
   };
-  KeepTop(v.data(), kth, k, each, indices);
+  KeepTop(kth, k, each, indices);
 }
 
-TopKStats SelectTopK(const float* g, float* r, size_t n, size_t k,
-                     uint64_t seed, int threads, std::vector<uint32_t>* indices) {
+absl::StatusOr<TopKStats> SelectTopK(const float* g, float* r, size_t n,
+                                     size_t k, uint64_t seed, int threads,
+                                     std::vector<uint32_t>* indices) {
   k = std::min(k, n);
+  indices->clear();
   TopKStats stats;
   const float* v = r != nullptr ? r : g;  // v, once r holds it
+  // Before the exact path, unless a gather did it: v formed and checked.
+  auto form_v = [&] {
+    return r != nullptr ? AddInto(g, r, n, threads)
+                        : codec_internal::CheckFinite(g, nullptr, n, threads);
+  };
   if (!TopKSampled(n, k)) {
-    if (r != nullptr) AddInto(g, r, n, threads);
+    absl::Status formed = form_v();
+    if (!formed.ok()) return formed;
     SelectTopKExact(absl::MakeConstSpan(v, n), k, indices);
     stats.passes = 1;
     return stats;
@@ -171,25 +204,31 @@ TopKStats SelectTopK(const float* g, float* r, size_t n, size_t k,
     const size_t i = TopKSampleIndex(seed, j, n, m);
     sample[j] = Key(r != nullptr ? g[i] + r[i] : g[i]);
   }
-  std::vector<uint32_t> candidates;
-  bool formed = r == nullptr;  // whether v is in memory yet
+  Candidates candidates;
+  bool formed = false;  // whether a gather formed and checked v
   for (double margin : kTopKMargins) {
     const size_t rank = TopKThresholdRank(n, k, m, margin);
     if (rank >= m) break;
     const uint32_t threshold = TopKThresholdKey(sample, rank);
     const size_t cap = TopKCandidateCap(n, rank, m);
-    const size_t count = formed ? GatherKey(v, nullptr, n, threshold, cap, threads, &candidates)
-                                : GatherKey(g, r, n, threshold, cap, threads, &candidates);
+    const absl::StatusOr<size_t> gathered =
+        formed ? GatherKey(v, nullptr, n, threshold, cap, threads, &candidates)
+               : GatherKey(g, r, n, threshold, cap, threads, &candidates);
+    if (!gathered.ok()) return gathered.status();
+    const size_t count = *gathered;
     formed = true;
     ++stats.passes;
     stats.candidates = count;
     if (count > cap) break;     // threshold too low: go exact
     if (count < k) continue;    // too high: widen the margin
-    KeepTopKOfCandidates(absl::MakeConstSpan(v, n), candidates, k, indices);
+    KeepTopKOfCandidates(candidates.indices, candidates.keys, k, indices);
     stats.sampled = true;
     return stats;
   }
-  if (!formed) AddInto(g, r, n, threads);
+  if (!formed) {
+    absl::Status added = form_v();
+    if (!added.ok()) return added;
+  }
   SelectTopKExact(absl::MakeConstSpan(v, n), k, indices);
   ++stats.passes;
   return stats;

@@ -15,6 +15,10 @@
 // once with a wider margin and then falls back to the exact path, so
 // misses cost time, never accuracy. Stats say which path ran.
 //
+// Non-finite v: the gather (or, on the exact path, the pass forming v)
+// checks v as it goes (encode_guard.h); a NaN or Inf is refused with
+// INVALID_ARGUMENT, r restored to within float rounding.
+//
 // Thread-safety: pure; the gather pass runs on up to `threads` threads.
 #ifndef LEEWAY_KERNELS_TOPK_SELECT_H_
 #define LEEWAY_KERNELS_TOPK_SELECT_H_
@@ -23,6 +27,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
 namespace leeway {
@@ -40,11 +46,13 @@ constexpr size_t kTopKExactBelow = size_t{1} << 16;
 // on return (error feedback keeps v for the elements not sent), formed in
 // the same pass as the first gather. k is clamped to n; `indices` is
 // overwritten.
-TopKStats SelectTopK(const float* g, float* r, size_t n, size_t k,
-                     uint64_t seed, int threads, std::vector<uint32_t>* indices);
+absl::StatusOr<TopKStats> SelectTopK(const float* g, float* r, size_t n,
+                                     size_t k, uint64_t seed, int threads,
+                                     std::vector<uint32_t>* indices);
 
-inline TopKStats SelectTopK(absl::Span<const float> v, size_t k, uint64_t seed,
-                            int threads, std::vector<uint32_t>* indices) {
+inline absl::StatusOr<TopKStats> SelectTopK(absl::Span<const float> v, size_t k,
+                                            uint64_t seed, int threads,
+                                            std::vector<uint32_t>* indices) {
   return SelectTopK(v.data(), nullptr, v.size(), k, seed, threads, indices);
 }
 
@@ -55,11 +63,12 @@ void SelectTopKExact(absl::Span<const float> v, size_t k,
 // Indices (ascending) of every |v_i| >= threshold, v as in SelectTopK (and
 // r likewise left holding v), at most `cap` of them; returns how many
 // there are in all (which may exceed cap).
-size_t GatherAtLeast(const float* g, float* r, size_t n, float threshold,
-                     size_t cap, int threads, std::vector<uint32_t>* indices);
+absl::StatusOr<size_t> GatherAtLeast(const float* g, float* r, size_t n,
+                                     float threshold, size_t cap, int threads,
+                                     std::vector<uint32_t>* indices);
 
-// r += g over n elements.
-void AddInto(const float* g, float* r, size_t n, int threads);
+// r += g over n elements, refusing a non-finite sum (r then restored).
+absl::Status AddInto(const float* g, float* r, size_t n, int threads);
 
 // The sampled path's plan, shared with the CUDA twin (codec_cuda.cc):
 // whether (n, k) takes it, the sample size (elements at TopKSampleIndex,
@@ -73,9 +82,9 @@ size_t TopKCandidateCap(size_t n, size_t rank, size_t m);
 // The rank-th largest key of the sample.
 uint32_t TopKThresholdKey(std::vector<uint32_t> sample, size_t rank);
 // From candidates (ascending, holding every element at or above the k-th
-// largest), the exact top-k, ascending.
-void KeepTopKOfCandidates(absl::Span<const float> v,
-                          const std::vector<uint32_t>& candidates, size_t k,
+// largest) and their keys, the exact top-k, ascending.
+void KeepTopKOfCandidates(const std::vector<uint32_t>& candidates,
+                          const std::vector<uint32_t>& keys, size_t k,
                           std::vector<uint32_t>* indices);
 
 }  // namespace leeway

@@ -13,6 +13,14 @@ namespace {
 
 using testing::Gradient;
 
+// SelectTopK on input that must be accepted.
+template <typename... Args>
+TopKStats Select(Args&&... args) {
+  absl::StatusOr<TopKStats> stats = SelectTopK(std::forward<Args>(args)...);
+  REQUIRE(stats.ok());
+  return *stats;
+}
+
 // The k-th largest magnitude, by a full sort: the reference.
 float KthMagnitude(const std::vector<float>& v, size_t k) {
   std::vector<float> mags(v.size());
@@ -45,14 +53,14 @@ TEST_CASE("sampled top-k equals the exact selection on large tensors") {
       INFO("n=" << n << " density=" << density);
       const size_t k = static_cast<size_t>(std::ceil(density * n));
       std::vector<uint32_t> sampled, exact, single;
-      const TopKStats stats = SelectTopK(v, k, 7, 0, &sampled);
+      const TopKStats stats = Select(v, k, 7, 0, &sampled);
       CHECK(stats.sampled);
       CHECK(stats.passes == 1);
       CHECK(stats.candidates >= k);
       CHECK(stats.candidates <= 2 * k + 200);
       SelectTopKExact(v, k, &exact);
       CHECK(sampled == exact);
-      SelectTopK(v, k, 7, 1, &single);
+      Select(v, k, 7, 1, &single);
       CHECK(single == sampled);
       if (n == (size_t{1} << 20)) CheckIsTopK(v, k, sampled);
     }
@@ -64,7 +72,7 @@ TEST_CASE("top-k keeps the lowest indices among ties") {
   v[5] = -3.0f;
   v[150000] = 2.0f;
   std::vector<uint32_t> got;
-  SelectTopK(v, 10, 1, 0, &got);
+  Select(v, 10, 1, 0, &got);
   // Both larger ones, then the eight lowest-indexed ties.
   CHECK(got == std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 150000});
 }
@@ -82,7 +90,7 @@ TEST_CASE("top-k on adversarial inputs falls back and stays exact") {
   for (const auto& v : inputs) {
     for (size_t k : {size_t{1}, size_t{100}, size_t{2621}, size_t{30000}}) {
       std::vector<uint32_t> got, exact;
-      SelectTopK(v, k, 3, 0, &got);
+      Select(v, k, 3, 0, &got);
       SelectTopKExact(v, k, &exact);
       REQUIRE(got == exact);
       CheckIsTopK(v, k, got);
@@ -92,27 +100,27 @@ TEST_CASE("top-k on adversarial inputs falls back and stays exact") {
 
 TEST_CASE("top-k edge sizes") {
   std::vector<uint32_t> got;
-  SelectTopK({}, 5, 0, 0, &got);
+  Select(absl::Span<const float>(), 5, 0, 0, &got);
   CHECK(got.empty());
   const std::vector<float> v = {0.5f, -2.0f, 1.0f};
-  SelectTopK(v, 0, 0, 0, &got);
+  Select(v, 0, 0, 0, &got);
   CHECK(got.empty());
-  SelectTopK(v, 9, 0, 0, &got);  // k >= n keeps everything
+  Select(v, 9, 0, 0, &got);  // k >= n keeps everything
   CHECK(got == std::vector<uint32_t>{0, 1, 2});
-  SelectTopK(v, 1, 0, 0, &got);
+  Select(v, 1, 0, 0, &got);
   CHECK(got == std::vector<uint32_t>{1});
 }
 
 TEST_CASE("GatherAtLeast counts past its cap") {
   const std::vector<float> v = {0.1f, -0.5f, 0.7f, 0.0f, -0.9f};
   std::vector<uint32_t> got;
-  CHECK(GatherAtLeast(v.data(), nullptr, v.size(), 0.5f, 10, 1, &got) == 3);
+  CHECK(*GatherAtLeast(v.data(), nullptr, v.size(), 0.5f, 10, 1, &got) == 3);
   CHECK(got == std::vector<uint32_t>{1, 2, 4});
-  CHECK(GatherAtLeast(v.data(), nullptr, v.size(), 0.5f, 2, 1, &got) == 3);
+  CHECK(*GatherAtLeast(v.data(), nullptr, v.size(), 0.5f, 2, 1, &got) == 3);
   CHECK(got == std::vector<uint32_t>{1, 2});
   // With a residual, the gather selects on g + r and leaves g + r in r.
   std::vector<float> r = {0.4f, 0.5f, -0.7f, 0.0f, 0.0f};
-  CHECK(GatherAtLeast(v.data(), r.data(), v.size(), 0.5f, 10, 1, &got) == 2);
+  CHECK(*GatherAtLeast(v.data(), r.data(), v.size(), 0.5f, 10, 1, &got) == 2);
   CHECK(got == std::vector<uint32_t>{0, 4});
   CHECK(r == std::vector<float>{0.1f + 0.4f, 0.0f, 0.0f, 0.0f, -0.9f});
 }
@@ -126,12 +134,44 @@ TEST_CASE("top-k with a residual selects on g + r and leaves it in r") {
     for (size_t k : {n / 100, n / 2}) {
       auto r = r0;
       std::vector<uint32_t> fused, exact;
-      SelectTopK(g.data(), r.data(), n, k, 5, 0, &fused);
+      Select(g.data(), r.data(), n, k, 5, 0, &fused);
       SelectTopKExact(v, k, &exact);
       CHECK(fused == exact);
       CHECK(r == v);
     }
   }
+}
+
+TEST_CASE("a non-finite v is refused and the residual restored") {
+  // Sampled and exact paths; the bad element early, late, in g or in r.
+  for (size_t n : {size_t{5000}, size_t{1} << 20}) {
+    for (size_t at : {size_t{3}, n / 2, n - 1}) {
+      for (bool in_residual : {false, true}) {
+        INFO("n=" << n << " at=" << at << " in_residual=" << in_residual);
+        auto g = Gradient(n, 3);
+        auto r0 = Gradient(n, 4);
+        (in_residual ? r0 : g)[at] = std::nanf("");
+        auto r = r0;
+        std::vector<uint32_t> got = {1, 2};
+        const absl::StatusOr<TopKStats> stats =
+            SelectTopK(g.data(), r.data(), n, n / 100, 5, 0, &got);
+        CHECK(stats.status().code() == absl::StatusCode::kInvalidArgument);
+        CHECK(got.empty());
+        for (size_t i = 0; i < n; ++i) {
+          if (i == at) continue;
+          REQUIRE(std::fabs(r[i] - r0[i]) <= 1e-6f * (std::fabs(g[i]) + std::fabs(r0[i])));
+        }
+        CHECK(std::isnan(r[at]) == in_residual);
+      }
+    }
+  }
+  std::vector<float> inf = {1.0f, INFINITY};
+  std::vector<uint32_t> got;
+  CHECK_FALSE(GatherAtLeast(inf.data(), nullptr, 2, 0.5f, 2, 1, &got).ok());
+  CHECK_FALSE(SelectTopK(inf, 1, 0, 1, &got).ok());
+  std::vector<float> r = {0.0f, 0.0f};
+  CHECK_FALSE(AddInto(inf.data(), r.data(), 2, 1).ok());
+  CHECK(r == std::vector<float>{0.0f, 0.0f});
 }
 
 }  // namespace

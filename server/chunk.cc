@@ -133,8 +133,12 @@ void Chunk::Publish(uint32_t clock) {
   }
   owed_ = differ > served_elements_;
   if (differ == 0) return;
-  SelectTopK(absl::MakeConstSpan(difference), served_elements_, /*seed=*/version_,
-             /*threads=*/1, &selected);
+  // The difference of two finite arrays is finite unless it overflows; a
+  // refused selection publishes nothing this time.
+  if (!SelectTopK(absl::MakeConstSpan(difference), served_elements_, /*seed=*/version_,
+                  /*threads=*/1, &selected).ok()) {
+    return;
+  }
   // A publication is a version of its own: the copy changes even when no
   // push came since the last one (what was owed).
   ++version_;

@@ -3,17 +3,9 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "worker/gradient_pass.h"
 
 namespace leeway {
-namespace {
-
-double Norm(absl::Span<const float> v) {
-  double sum = 0;
-  for (float x : v) sum += double(x) * x;
-  return std::sqrt(sum);
-}
-
-}  // namespace
 
 absl::StatusOr<LayerCompressor> LayerCompressor::Create(uint64_t elements,
                                                         std::vector<ChunkSlice> chunks,
@@ -62,26 +54,18 @@ absl::Status LayerCompressor::CompressInto(absl::Span<const float> gradient,
         "gradient has ", gradient.size(), " elements, the layer ", elements_));
   }
   // The norm comes from this first pass: once the last chunk is ready the
-  // caller may reuse or free `gradient` (its push ticket can complete).
-  double sum_of_squares = 0;
-  for (size_t i = 0; i < gradient.size(); ++i) {
-    if (!std::isfinite(gradient[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "gradient holds ", gradient[i], " at ", i, ": nothing was encoded"));
-    }
-    sum_of_squares += double{gradient[i]} * gradient[i];
-  }
+  // caller may reuse or free `gradient` (its push ticket can complete). For
+  // sparse codecs the same pass forms u = m u + g into the spare buffer
+  // (the velocity changes only once every chunk is encoded).
   const bool sparse = IsSparse(params.codec);
+  if (sparse) corrected_.resize(elements_);
+  absl::StatusOr<double> sum_of_squares =
+      sparse ? MomentumCorrect(momentum_, velocity_, gradient, absl::MakeSpan(corrected_))
+             : CheckedSumOfSquares(gradient);
+  if (!sum_of_squares.ok()) return sum_of_squares.status();
   payloads->assign(chunks_.size(), {});
-  std::vector<float> corrected;  // u for this iteration, compressed layers
-  absl::Span<const float> input = gradient;
-  if (sparse) {
-    corrected.resize(elements_);
-    for (uint64_t i = 0; i < elements_; ++i) {
-      corrected[i] = momentum_ * velocity_[i] + gradient[i];
-    }
-    input = corrected;
-  }
+  std::vector<float>& corrected = corrected_;  // u for this iteration, compressed layers
+  const absl::Span<const float> input = sparse ? absl::MakeConstSpan(corrected_) : gradient;
   uint64_t bytes = 0;
   std::vector<uint32_t> sent;
   std::vector<float> values;
@@ -106,15 +90,17 @@ absl::Status LayerCompressor::CompressInto(absl::Span<const float> gradient,
     if (ready) ready(c);
   }
   if (sparse) {
-    velocity_.swap(corrected);
-  } else {
+    velocity_.swap(corrected_);  // the old velocity is the next spare buffer
+  } else if (!velocity_cleared_) {
     // Without the sparse phase's correction its momentum would go stale.
     std::fill(velocity_.begin(), velocity_.end(), 0.0f);
   }
+  velocity_cleared_ = !sparse;
   if (stats != nullptr) {
-    stats->gradient_norm = std::sqrt(sum_of_squares);
-    stats->residual_ratio =
-        stats->gradient_norm > 0 ? Norm(residual_) / stats->gradient_norm : 0.0;
+    stats->gradient_norm = std::sqrt(*sum_of_squares);
+    stats->residual_ratio = stats->gradient_norm > 0
+                                ? std::sqrt(SumOfSquares(residual_)) / stats->gradient_norm
+                                : 0.0;
     stats->payload_bytes = bytes;
   }
   return absl::OkStatus();

@@ -75,6 +75,8 @@ class LayerCompressor {
   float momentum_;
   std::vector<float> velocity_;  // u: momentum, compressed layers only
   std::vector<float> residual_;  // v: what error feedback keeps
+  std::vector<float> corrected_;  // the next u while a sparse push encodes
+  bool velocity_cleared_ = true;  // velocity_ is all zero (as it starts)
 };
 
 }  // namespace leeway

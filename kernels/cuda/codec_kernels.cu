@@ -54,19 +54,9 @@ __device__ inline float V(const float* g, const float* r, size_t i) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < (n); \
        i += size_t{gridDim.x} * blockDim.x)
 
-__global__ void CheckAndSumKernel(const float* g, const float* r, size_t n,
-                                  int* bad, float* partial) {
-  float sum = 0.0f;
+__global__ void CheckKernel(const float* g, const float* r, size_t n, int* bad) {
   int local_bad = 0;
-  GRID_STRIDE(i, n) {
-    const float v = V(g, r, i);
-    local_bad |= MagnitudeKey(v) >= 0x7F800000u;
-    sum += fabsf(v);
-  }
-  using Reduce = cub::BlockReduce<float, kThreads>;
-  __shared__ typename Reduce::TempStorage storage;
-  const float block_sum = Reduce(storage).Sum(sum);
-  if (threadIdx.x == 0) partial[blockIdx.x] = block_sum;
+  GRID_STRIDE(i, n) { local_bad |= MagnitudeKey(V(g, r, i)) >= 0x7F800000u; }
   if (local_bad) atomicOr(bad, 1);
 }
 
@@ -127,16 +117,30 @@ __global__ void Int8Kernel(uint32_t bucket, uint32_t seed, size_t n,
   }
 }
 
-// One thread per byte of sign bits.
-__global__ void SignKernel(float scale, size_t n, const float* g, float* r,
-                           uint8_t* bits) {
-  GRID_STRIDE(b, (n + 7) / 8) {
+// One block per bucket (a multiple of 8 elements): the bucket's mean |v|,
+// then a thread per byte of sign bits (v's sign bit, as on the CPU).
+__global__ void SignKernel(uint32_t bucket, size_t n, const float* g, float* r,
+                           uint8_t* body) {
+  const size_t start = size_t{blockIdx.x} * bucket;
+  const size_t stop = min(n, start + bucket);
+  float sum = 0.0f;
+  for (size_t i = start + threadIdx.x; i < stop; i += blockDim.x) sum += fabsf(V(g, r, i));
+  using Reduce = cub::BlockReduce<float, kThreads>;
+  __shared__ typename Reduce::TempStorage storage;
+  __shared__ float bucket_scale;
+  const float total = Reduce(storage).Sum(sum);
+  if (threadIdx.x == 0) bucket_scale = total / static_cast<float>(stop - start);
+  __syncthreads();
+  const float scale = bucket_scale;
+  if (threadIdx.x == 0) Store32(body + 4 * size_t{blockIdx.x}, FloatBits(scale));
+  uint8_t* bits = body + 4 * ((n + bucket - 1) / bucket);
+  for (size_t b = start / 8 + threadIdx.x; 8 * b < stop; b += blockDim.x) {
     uint32_t byte = 0;
-    for (size_t i = 8 * b; i < min(n, 8 * b + 8); ++i) {
+    for (size_t i = 8 * b; i < min(stop, 8 * b + 8); ++i) {
       const float v = V(g, r, i);
-      const bool negative = v < 0.0f;
-      byte |= uint32_t{negative} << (i % 8);
-      if (r != nullptr) r[i] = v - (negative ? -scale : scale);
+      const uint32_t negative = FloatBits(v) >> 31;
+      byte |= negative << (i % 8);
+      if (r != nullptr) r[i] = v - (negative != 0 ? -scale : scale);
     }
     bits[b] = static_cast<uint8_t>(byte);
   }
@@ -154,8 +158,9 @@ __device__ inline float DenseValue(uint8_t codec, uint32_t param, size_t count,
       return static_cast<float>(q) * BitsFloat(Load32(body + 4 * (j / param)));
     }
     default: {
-      const float scale = BitsFloat(Load32(body));
-      return (body[4 + j / 8] >> (j % 8)) & 1u ? -scale : scale;
+      const size_t buckets = (count + param - 1) / param;
+      const float scale = BitsFloat(Load32(body + 4 * (j / param)));
+      return (body[4 * buckets + j / 8] >> (j % 8)) & 1u ? -scale : scale;
     }
   }
 }
@@ -266,29 +271,19 @@ int Synchronize(Stream stream) {
   return static_cast<int>(cudaStreamSynchronize(S(stream)));
 }
 
-int CheckAndSum(const float* g, const float* r, size_t n, Stream stream,
-                bool* host_finite, double* host_abs_sum) {
-  const int blocks = Grid(n);
+int CheckFinite(const float* g, const float* r, size_t n, Stream stream,
+                bool* host_finite) {
   int error = 0;
   Scratch bad(sizeof(int), stream, &error);
-  Scratch partial(sizeof(float) * blocks, stream, &error);
   if (error != 0) return error;
   if ((error = static_cast<int>(cudaMemsetAsync(bad.as<int>(), 0, sizeof(int), S(stream))))) {
     return error;
   }
-  CheckAndSumKernel<<<blocks, kThreads, 0, S(stream)>>>(g, r, n, bad.as<int>(),
-                                                       partial.as<float>());
+  CheckKernel<<<Grid(n), kThreads, 0, S(stream)>>>(g, r, n, bad.as<int>());
   if ((error = Launched())) return error;
   int flag = 0;
-  std::vector<float> sums(blocks);
   if ((error = CopyToHost(&flag, bad.as<int>(), sizeof(int), stream))) return error;
-  if ((error = CopyToHost(sums.data(), partial.as<float>(), sizeof(float) * blocks, stream))) {
-    return error;
-  }
-  double total = 0.0;
-  for (float s : sums) total += s;
   *host_finite = flag == 0;
-  *host_abs_sum = total;
   return 0;
 }
 
@@ -299,24 +294,17 @@ int AddInto(const float* g, float* r, size_t n, Stream stream) {
 }
 
 int EncodeDense(uint8_t codec, uint32_t param, uint64_t seed, size_t n,
-                const float* g, float* r, float sign_scale, uint8_t* body,
-                Stream stream) {
-  if (n == 0 && codec != 4) return 0;  // sign still writes its scale
+                const float* g, float* r, uint8_t* body, Stream stream) {
+  if (n == 0) return 0;
+  const auto buckets = static_cast<unsigned>((n + param - 1) / (param > 0 ? param : 1));
   switch (codec) {
     case 3:
-      Int8Kernel<<<static_cast<unsigned>((n + param - 1) / param), kThreads, 0,
-                   S(stream)>>>(param, DitherSeed(seed), n, g, r, body);
+      Int8Kernel<<<buckets, kThreads, 0, S(stream)>>>(param, DitherSeed(seed), n, g, r,
+                                                      body);
       break;
-    case 4: {
-      const uint32_t bits = FloatBits(sign_scale);
-      const cudaError_t e = cudaMemcpyAsync(body, &bits, 4, cudaMemcpyHostToDevice, S(stream));
-      if (e != cudaSuccess) return static_cast<int>(e);
-      SignKernel<<<Grid((n + 7) / 8), kThreads, 0, S(stream)>>>(sign_scale, n, g, r,
-                                                              body + 4);
-      // The scale's source is a host local: wait before it goes away.
-      const int launched = Launched();
-      return launched != 0 ? launched : Synchronize(stream);
-    }
+    case 4:
+      SignKernel<<<buckets, kThreads, 0, S(stream)>>>(param, n, g, r, body);
+      break;
     default:
       ElementwiseKernel<<<Grid(n), kThreads, 0, S(stream)>>>(codec, n, g, r, body);
   }

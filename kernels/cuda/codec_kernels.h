@@ -25,19 +25,18 @@ int CopyOnDevice(void* dst, const void* src, size_t bytes, Stream stream);
 int Synchronize(Stream stream);
 
 // v = g + r (v = g when r is null), read only: *host_finite = whether every
-// v is finite, *host_abs_sum = sum |v|.
-int CheckAndSum(const float* g, const float* r, size_t n, Stream stream,
-                bool* host_finite, double* host_abs_sum);
+// v is finite.
+int CheckFinite(const float* g, const float* r, size_t n, Stream stream,
+                bool* host_finite);
 
 // r += g.
 int AddInto(const float* g, float* r, size_t n, Stream stream);
 
 // A dense body (codec 0-4) of v = g + r (v = g without r) into `body`
-// (device, DenseBodyBytes long); with r, r = v - decoded. `sign_scale` is
-// the sign codec's scale.
+// (device, DenseBodyBytes long); with r, r = v - decoded. param: the int8
+// or sign bucket.
 int EncodeDense(uint8_t codec, uint32_t param, uint64_t seed, size_t n,
-                const float* g, float* r, float sign_scale, uint8_t* body,
-                Stream stream);
+                const float* g, float* r, uint8_t* body, Stream stream);
 
 // For j < count: out[at(j)] = scale * value(j), or += with `accumulate`,
 // where at(j) = indices[j] (indices not null) or j, and value(j) is element

@@ -1,0 +1,67 @@
+#include "worker/gradient_pass.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "catch2/catch.hpp"
+#include "kernels/codec_test_util.h"
+
+namespace leeway {
+namespace {
+
+using testing::Gradient;
+
+double Reference(const std::vector<float>& v) {
+  double sum = 0;
+  for (float x : v) sum += double{x} * x;
+  return sum;
+}
+
+TEST_CASE("sums of squares match a double loop") {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{17}, size_t{4096}, size_t{100003}}) {
+    INFO("n=" << n);
+    const auto g = Gradient(n, 1);
+    const absl::StatusOr<double> checked = CheckedSumOfSquares(g);
+    REQUIRE(checked.ok());
+    CHECK(*checked == Approx(Reference(g)).epsilon(1e-5));
+    CHECK(SumOfSquares(g) == Approx(Reference(g)).epsilon(1e-5));
+  }
+  // Squares past float's range: that block is summed in double.
+  std::vector<float> huge(5000, 1e20f);
+  CHECK(std::isfinite(SumOfSquares(huge)));
+  CHECK(SumOfSquares(huge) == Approx(5000 * 1e40));
+}
+
+TEST_CASE("momentum correction forms u = m v + g") {
+  const size_t n = 10007;
+  const auto g = Gradient(n, 2);
+  const auto velocity = Gradient(n, 3);
+  std::vector<float> u(n);
+  const absl::StatusOr<double> sum = MomentumCorrect(0.9f, velocity, g, absl::MakeSpan(u));
+  REQUIRE(sum.ok());
+  CHECK(*sum == Approx(Reference(g)).epsilon(1e-5));
+  for (size_t i = 0; i < n; ++i) {
+    const float want = 0.9f * velocity[i] + g[i];
+    REQUIRE(u[i] == want);
+  }
+  std::vector<float> shorter(n - 1);
+  CHECK(MomentumCorrect(0.9f, velocity, g, absl::MakeSpan(shorter)).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("a non-finite gradient is refused, naming its index") {
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(),
+                    -std::numeric_limits<float>::infinity()}) {
+    auto g = Gradient(20000, 4);
+    g[12345] = bad;
+    const absl::Status status = CheckedSumOfSquares(g).status();
+    CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(status.message().find("12345") != std::string::npos);
+    std::vector<float> velocity(g.size(), 0.0f), u(g.size());
+    CHECK_FALSE(MomentumCorrect(0.5f, velocity, g, absl::MakeSpan(u)).ok());
+  }
+}
+
+}  // namespace
+}  // namespace leeway
