@@ -296,7 +296,8 @@ int AddInto(const float* g, float* r, size_t n, Stream stream) {
 int EncodeDense(uint8_t codec, uint32_t param, uint64_t seed, size_t n,
                 const float* g, float* r, uint8_t* body, Stream stream) {
   if (n == 0) return 0;
-  const auto buckets = static_cast<unsigned>((n + param - 1) / (param > 0 ? param : 1));
+  // int8 and sign: a block per bucket (param, the bucket, is > 0 for them).
+  const auto buckets = static_cast<unsigned>(param > 0 ? (n + param - 1) / param : 0);
   switch (codec) {
     case 3:
       Int8Kernel<<<buckets, kThreads, 0, S(stream)>>>(param, DitherSeed(seed), n, g, r,
