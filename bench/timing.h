@@ -33,10 +33,12 @@ struct PairedTimes {
   double ratio = 0;
 };
 
-template <typename Baseline, typename Fn>
-PairedTimes MedianPaired(int repeats, Baseline baseline, Fn fn) {
+// setup() runs untimed before each pair.
+template <typename Setup, typename Baseline, typename Fn>
+PairedTimes MedianPaired(int repeats, Setup setup, Baseline baseline, Fn fn) {
   std::vector<double> times, baselines, ratios;
   for (int r = 0; r < std::max(1, repeats); ++r) {
+    setup();
     const double base = MedianSeconds(1, baseline);
     const double t = MedianSeconds(1, fn);
     times.push_back(t);
@@ -48,6 +50,11 @@ PairedTimes MedianPaired(int repeats, Baseline baseline, Fn fn) {
     return v[v.size() / 2];
   };
   return {median(times), median(baselines), median(ratios)};
+}
+
+template <typename Baseline, typename Fn>
+PairedTimes MedianPaired(int repeats, Baseline baseline, Fn fn) {
+  return MedianPaired(repeats, [] {}, baseline, fn);
 }
 
 }  // namespace leeway

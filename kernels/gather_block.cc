@@ -38,9 +38,40 @@ __attribute__((target("avx2"))) void GatherAvx2(const float* g, float* r, size_t
   GatherBlockScalar(g, r, i, end, key, indices, keys);
 }
 
+// Keys above threshold: unsigned order, compared signed after flipping
+// the top bit.
+__attribute__((target("avx2"))) size_t KeysAboveAvx2(const uint32_t* keys, size_t begin,
+                                                     size_t end, uint32_t threshold,
+                                                     std::vector<uint32_t>* indices) {
+  const __m256i flip = _mm256_set1_epi32(INT32_MIN);
+  const __m256i limit = _mm256_set1_epi32(static_cast<int>(threshold ^ 0x80000000u));
+  size_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    const __m256i k =
+        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + i)), flip);
+    int hits = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(k, limit)));
+    while (hits != 0) {
+      indices->push_back(static_cast<uint32_t>(i + __builtin_ctz(static_cast<unsigned>(hits))));
+      hits &= hits - 1;
+    }
+  }
+  return i;
+}
+
 #endif  // LEEWAY_HAVE_AVX2_PATH
 
 }  // namespace
+
+void GatherKeysAbove(const uint32_t* keys, size_t begin, size_t end, uint32_t threshold,
+                     std::vector<uint32_t>* indices) {
+  size_t i = begin;
+#ifdef LEEWAY_HAVE_AVX2_PATH
+  if (CpuHasAvx2()) i = KeysAboveAvx2(keys, begin, end, threshold, indices);
+#endif
+  for (; i < end; ++i) {
+    if (keys[i] > threshold) indices->push_back(static_cast<uint32_t>(i));
+  }
+}
 
 void GatherBlockScalar(const float* g, float* r, size_t begin, size_t end,
                        uint32_t key, std::vector<uint32_t>* indices,

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/codec.h"
+#include "kernels/gather_block.h"
 #include "kernels/payload.h"
 #include "kernels/topk_select.h"
 
@@ -167,35 +168,36 @@ absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
   reply.version = ViewVersion();
   if (since_version == reply.version) return reply;
   const size_t n = info_.elements;
-  size_t changed = 0;
   const bool known = since_version < reply.version && since_version >= stamp_base_;
-  const uint32_t since_stamp =
-      known ? static_cast<uint32_t>(since_version - stamp_base_) : 0;
   if (known) {
-    for (size_t b = 0; b < block_stamps_.size(); ++b) {
-      if (block_stamps_[b] > since_stamp) {
-        changed += std::min<size_t>(block_elements_, n - b * block_elements_);
-      }
+    // The blocks changed since, in one vectorized pass over the stamps.
+    const uint32_t since_stamp = static_cast<uint32_t>(since_version - stamp_base_);
+    thread_local std::vector<uint32_t> blocks;
+    blocks.clear();
+    codec_internal::GatherKeysAbove(block_stamps_.data(), 0, block_stamps_.size(),
+                                    since_stamp, &blocks);
+    size_t changed = 0;
+    for (uint32_t b : blocks) {
+      changed += std::min<size_t>(block_elements_, n - size_t{b} * block_elements_);
     }
-  }
-  // Bodies: a delta is 4 + 8 bytes per element, the dense chunk 4 per element.
-  if (known && 4 + 8 * changed < 4 * n) {
-    std::vector<uint32_t> indices;
-    std::vector<float> values;
-    indices.reserve(changed);
-    values.reserve(changed);
-    for (size_t b = 0; b < block_stamps_.size(); ++b) {
-      if (block_stamps_[b] <= since_stamp) continue;
-      const size_t end = std::min<size_t>(n, (b + 1) * block_elements_);
-      for (size_t i = b * block_elements_; i < end; ++i) {
-        indices.push_back(static_cast<uint32_t>(i));
-        values.push_back(view[i]);
+    // Bodies: a delta is 4 + 8 bytes per element, the dense chunk 4 per element.
+    if (4 + 8 * changed < 4 * n) {
+      std::vector<uint32_t> indices;
+      std::vector<float> values;
+      indices.reserve(changed);
+      values.reserve(changed);
+      for (uint32_t b : blocks) {
+        const size_t end = std::min<size_t>(n, (size_t{b} + 1) * block_elements_);
+        for (size_t i = size_t{b} * block_elements_; i < end; ++i) {
+          indices.push_back(static_cast<uint32_t>(i));
+          values.push_back(view[i]);
+        }
       }
+      reply.form = PullReply::Form::kDelta;
+      absl::Status encoded = EncodePairs(n, indices, values, &reply.payload);
+      if (!encoded.ok()) return encoded;
+      return reply;
     }
-    reply.form = PullReply::Form::kDelta;
-    absl::Status encoded = EncodePairs(n, indices, values, &reply.payload);
-    if (!encoded.ok()) return encoded;
-    return reply;
   }
   CodecParams dense;
   dense.codec = CodecId::kNone;
