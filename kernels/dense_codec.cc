@@ -2,7 +2,6 @@
 #include "kernels/dense_codec.h"
 
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"

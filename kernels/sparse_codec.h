@@ -45,7 +45,9 @@ size_t SparseBodyBytes(CodecId codec, CodecId values, uint32_t bucket,
                        size_t k);
 
 // Encodes v = g + r (v = g when r is null) into `payload` (header
-// included); with r, error feedback leaves r = v - decoded.
+// included); with r, error feedback leaves r = v - decoded. A non-finite
+// v is refused before the payload is written, r as it was to within float
+// rounding (encode_guard.h).
 absl::Status EncodeSparse(const CodecParams& params, const float* g, float* r,
                           size_t n, std::vector<uint8_t>* payload);
 
