@@ -13,12 +13,10 @@
 
 namespace leeway {
 namespace codec_internal {
-namespace {
 
-// Nonzero when some v is not finite: its magnitude bits reach Inf's.
 LEEWAY_VECTOR_CLONES
-uint32_t NonFiniteBits(const float* __restrict g, const float* __restrict r,
-                       size_t begin, size_t end) {
+uint32_t MaxMagnitudeKey(const float* __restrict g, const float* __restrict r,
+                         size_t begin, size_t end) {
   uint32_t worst = 0;
   if (r == nullptr) {
     for (size_t i = begin; i < end; ++i) worst = std::max(worst, MagnitudeKey(g[i]));
@@ -27,13 +25,11 @@ uint32_t NonFiniteBits(const float* __restrict g, const float* __restrict r,
       worst = std::max(worst, MagnitudeKey(g[i] + r[i]));
     }
   }
-  return worst >= 0x7F800000u;
+  return worst;
 }
 
-}  // namespace
-
 bool BlockFinite(const float* g, const float* r, size_t begin, size_t end) {
-  return NonFiniteBits(g, r, begin, end) == 0;
+  return MaxMagnitudeKey(g, r, begin, end) < kNonFiniteKey;
 }
 
 absl::Status GuardedPass(size_t n, size_t grain, int threads, const float* g,

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 #include "absl/status/status.h"
@@ -26,6 +27,11 @@ namespace codec_internal {
 
 // Elements a guard block holds by default: g and r of 4,096 floats, 32 KiB.
 constexpr size_t kGuardBlock = 4096;
+
+// The largest magnitude key (half.h MagnitudeKey) of v over [begin, end);
+// r may be null. At or above kNonFiniteKey some v is NaN or Inf.
+constexpr uint32_t kNonFiniteKey = 0x7F800000u;
+uint32_t MaxMagnitudeKey(const float* g, const float* r, size_t begin, size_t end);
 
 // Whether every v in [begin, end) is finite; r may be null.
 bool BlockFinite(const float* g, const float* r, size_t begin, size_t end);

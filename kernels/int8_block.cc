@@ -5,6 +5,7 @@
 #include "core/common/little_endian.h"
 #include "kernels/counter_random.h"
 #include "kernels/cpu_features.h"
+#include "kernels/encode_guard.h"
 #include "kernels/half.h"
 #include "kernels/vector_clones.h"
 
@@ -39,17 +40,6 @@ void QuantizeRange(float scale, uint32_t seed, size_t from, size_t to,
     q[i] = static_cast<int8_t>(level);
     if (r != nullptr) r[i] = v - level * scale;
   }
-}
-
-LEEWAY_VECTOR_CLONES
-uint32_t MaxMagnitudeBits(const float* __restrict g, const float* __restrict r,
-                          size_t from, size_t to) {
-  uint32_t max_bits = 0;  // |v| as integers: an integer max vectorizes
-  for (size_t i = from; i < to; ++i) {
-    const float v = r != nullptr ? g[i] + r[i] : g[i];
-    max_bits = std::max(max_bits, MagnitudeKey(v));
-  }
-  return max_bits;
 }
 
 #ifdef LEEWAY_HAVE_AVX2_PATH
@@ -122,8 +112,8 @@ __attribute__((target("avx2"))) size_t EncodeInt8Avx2(uint32_t bucket, uint32_t 
     alignas(32) uint32_t lanes[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), worst);
     const uint32_t max_bits =
-        std::max(*std::max_element(lanes, lanes + 8), MaxMagnitudeBits(g, r, i, stop));
-    if (max_bits >= 0x7F800000u) return start - begin;  // Inf or NaN
+        std::max(*std::max_element(lanes, lanes + 8), MaxMagnitudeKey(g, r, i, stop));
+    if (max_bits >= kNonFiniteKey) return start - begin;  // Inf or NaN
     const float scale = StoreScale(max_bits, start / bucket, body);
     // The next bucket's lines (its first kPrefetchElements) start coming
     // while this one is written.
@@ -152,8 +142,8 @@ size_t EncodeInt8BucketsScalar(uint32_t bucket, uint32_t dither_seed, size_t n,
   auto* q = reinterpret_cast<int8_t*>(body + 4 * ((n + bucket - 1) / bucket));
   for (size_t start = begin; start < end; start += bucket) {
     const size_t stop = std::min(end, start + bucket);
-    const uint32_t max_bits = MaxMagnitudeBits(g, r, start, stop);
-    if (max_bits >= 0x7F800000u) return start - begin;  // Inf or NaN
+    const uint32_t max_bits = MaxMagnitudeKey(g, r, start, stop);
+    if (max_bits >= kNonFiniteKey) return start - begin;  // Inf or NaN
     const float scale = StoreScale(max_bits, start / bucket, body);
     QuantizeRange(scale, dither_seed, start, stop, g, r, q);
   }

@@ -5,6 +5,7 @@
 
 #include "core/common/little_endian.h"
 #include "kernels/cpu_features.h"
+#include "kernels/encode_guard.h"
 #include "kernels/half.h"
 
 namespace leeway {
@@ -30,7 +31,7 @@ float FinishScale(const float* g, const float* r, size_t start, size_t from,
     worst = std::max(worst, MagnitudeKey(v));
     lanes[(i - start) % kLanes] += std::fabs(v);
   }
-  if (worst >= 0x7F800000u) return -1.0f;
+  if (worst >= kNonFiniteKey) return -1.0f;
   float total = 0.0f;
   for (size_t l = 0; l < kLanes; ++l) total += lanes[l];
   return total / static_cast<float>(end - start);

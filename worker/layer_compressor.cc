@@ -64,7 +64,6 @@ absl::Status LayerCompressor::CompressInto(absl::Span<const float> gradient,
              : CheckedSumOfSquares(gradient);
   if (!sum_of_squares.ok()) return sum_of_squares.status();
   payloads->assign(chunks_.size(), {});
-  std::vector<float>& corrected = corrected_;  // u for this iteration, compressed layers
   const absl::Span<const float> input = sparse ? absl::MakeConstSpan(corrected_) : gradient;
   uint64_t bytes = 0;
   std::vector<uint32_t> sent;
@@ -85,7 +84,7 @@ absl::Status LayerCompressor::CompressInto(absl::Span<const float> gradient,
       // Momentum factor masking: the sent elements' momentum starts over.
       absl::Status decoded = DecodePairs(payload, slice.elements, &sent, &values);
       if (!decoded.ok()) return decoded;
-      for (uint32_t i : sent) corrected[slice.offset + i] = 0.0f;
+      for (uint32_t i : sent) corrected_[slice.offset + i] = 0.0f;
     }
     if (ready) ready(c);
   }
