@@ -5,9 +5,14 @@
 //
 //   bazel run -c opt //bench:transport_bench -- --tls=tcp,sm
 //
-// For each transport and size it measures, as medians of --repeats runs:
+// For each transport and size it measures, --repeats times, each run of
+// ours paired with the baselines' runs right after it (ratios are the
+// medians of the per-pair ratios, since this machine's speed drifts by 2x
+// within a minute):
 //   push   one-way PUSHes, --window in flight, received in place on the
-//          server (BufferProvider); baseline `ucx_perftest -t ucp_am_bw`.
+//          server (BufferProvider); baselines `ucx_perftest -t ucp_am_bw`
+//          and, on shared memory, bare UCP whose receiver lands each
+//          payload too (ucx_landed.h: perftest's receiver never reads it).
 //   rtrip  PUSH then PULL of the same size, one at a time (the parameter-
 //          server step); baseline `ucx_perftest -t ucp_am_lat` (ping-pong).
 // MB/s are 2^20 bytes per second, as ucx_perftest prints them.
@@ -28,8 +33,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "bench/perftest.h"
+#include "bench/ucx_landed.h"
 #include "core/common/logging.h"
 #include "core/common/status_macros.h"
 #include "core/transport/transport.h"
@@ -42,7 +49,8 @@ ABSL_FLAG(std::string, sizes, "4096,65536,1048576,4194304,16777216",
 ABSL_FLAG(int, repeats, 5, "runs per figure; the median is reported");
 ABSL_FLAG(int, window, 16, "pushes in flight");
 ABSL_FLAG(double, bytes_per_run, 256.0 * (1 << 20), "bytes per timed run");
-ABSL_FLAG(std::string, role, "client", "internal: client or server");
+ABSL_FLAG(std::string, role, "client",
+          "internal: client, server or landed_server");
 ABSL_FLAG(std::string, ready_file, "", "internal: server's ready file");
 ABSL_FLAG(int, busy_poll_us, 50, "progress threads poll this long before "
           "sleeping");
@@ -168,6 +176,8 @@ struct Row {
   uint32_t size;
   Figures ours;
   PerftestResult bw, lat, bw_raw;
+  double push_ratio = 0, trip_ratio = 0;
+  double landed_mbps = 0, landed_ratio = 0;  // 0: not measured
   bool has_raw = false;
 };
 
@@ -176,43 +186,72 @@ std::map<std::string, std::string> Env(const std::string& tls) {
           {"UCX_WARN_UNUSED_ENV_VARS", "n"}};
 }
 
-absl::StatusOr<PerftestResult> MedianPerftest(const std::string& test,
-                                              uint32_t size, int iterations,
-                                              int outstanding,
-                                              const std::string& tls,
-                                              const std::string& dir) {
-  std::vector<double> bw, rate, lat;
-  for (int r = 0; r < 3; ++r) {
-    LEEWAY_ASSIGN_OR_RETURN(
-        PerftestResult p,
-        RunPerftest(test, size, iterations, outstanding, Env(tls), dir));
-    bw.push_back(p.bandwidth_mbps);
-    rate.push_back(p.message_rate);
-    lat.push_back(p.latency_us);
+std::string SelfPath() {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return "";
+  self[n] = '\0';
+  return self;
+}
+
+// A server child process of this binary in `role`; returns its ready file.
+absl::StatusOr<std::string> StartServer(
+    const std::string& role, const std::string& tls, const std::string& dir,
+    std::unique_ptr<testing::Subprocess>* server) {
+  const std::string ready = absl::StrCat(dir, "/", role, ".ready");
+  std::remove(ready.c_str());  // an earlier server's
+  LEEWAY_ASSIGN_OR_RETURN(
+      *server, testing::Subprocess::Start(
+                   {SelfPath(), "--role=" + role, "--ready_file=" + ready},
+                   Env(tls), absl::StrCat(dir, "/", role, ".log")));
+  return testing::WaitForFile(ready, absl::Now() + absl::Seconds(20));
+}
+
+void StopServer(testing::Subprocess& server) {
+  server.Signal(SIGTERM);
+  server.Wait(absl::Now() + absl::Seconds(10)).IgnoreError();
+}
+
+// One timed run of the landed-payload UCP baseline (ucx_landed.h), in a
+// server process of its own: its loop spins, so it lives only for the run.
+absl::StatusOr<double> TimeLanded(uint32_t size, int count, int window,
+                                  const std::string& tls,
+                                  const std::string& dir) {
+  std::unique_ptr<testing::Subprocess> server;
+  LEEWAY_ASSIGN_OR_RETURN(std::string address,
+                          StartServer("landed_server", tls, dir, &server));
+  // The client's UCP context reads UCX_TLS when it is made.
+  const char* ours = getenv("UCX_TLS");
+  const std::string saved = ours == nullptr ? "" : ours;
+  setenv("UCX_TLS", tls.c_str(), 1);
+  auto client = LandedClient::Connect(
+      std::string(absl::StripAsciiWhitespace(address)));
+  setenv("UCX_TLS", saved.c_str(), 1);
+  absl::StatusOr<double> seconds = absl::UnknownError("not run");
+  if (!client.ok()) {
+    seconds = client.status();
+  } else {
+    seconds = (*client)->TimePushes(size, std::max(1, count / 4), window);
+    if (seconds.ok()) seconds = (*client)->TimePushes(size, count, window);
+    client->reset();
   }
-  return PerftestResult{Median(bw), Median(rate), Median(lat)};
+  StopServer(*server);
+  return seconds;
 }
 
 absl::Status MeasureTransport(const std::string& name, std::vector<Row>* rows) {
   // Our transport leaves CMA out of "sm" (core/transport/ucx_tls.h); the fair
-  // baseline runs perftest on the same transports, and the raw "sm,self"
-  // figure is shown beside it.
+  // baselines run on the same transports, and perftest on raw "sm,self" is
+  // shown beside them.
   const bool shm = name == "sm";
+  const bool baseline = absl::GetFlag(FLAGS_baseline);
   const std::string ours_tls = shm ? "sm,self" : "tcp";
   const std::string baseline_tls = shm ? "sysv,posix,self" : "tcp";
   const std::string dir = testing::MakeTempDir("transport_bench");
   for (const auto& kv : Env(ours_tls)) setenv(kv.first.c_str(), kv.second.c_str(), 1);
-  const std::string ready = dir + "/server.ready";
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return absl::InternalError("cannot find /proc/self/exe");
-  self[n] = '\0';
-  LEEWAY_ASSIGN_OR_RETURN(
-      auto server,
-      testing::Subprocess::Start({self, "--role=server", "--ready_file=" + ready},
-                                 Env(ours_tls), dir + "/server.log"));
+  std::unique_ptr<testing::Subprocess> server;
   LEEWAY_ASSIGN_OR_RETURN(std::string ready_text,
-                          testing::WaitForFile(ready, absl::Now() + absl::Seconds(20)));
+                          StartServer("server", ours_tls, dir, &server));
   std::vector<std::string> lines = absl::StrSplit(ready_text, '\n');
   int port = 0;
   if (lines.size() < 2 || !absl::SimpleAtoi(lines[0], &port)) {
@@ -241,58 +280,85 @@ absl::Status MeasureTransport(const std::string& name, std::vector<Row>* rows) {
     const int trips = Iterations(size, bytes / 8, 20, 5000);
     LEEWAY_RETURN_IF_ERROR(
         TimePushes(*transport, peer, size, pushes / 4, window, data).status());
-    std::vector<double> push_s, trip_s;
+    std::vector<double> push_s, trip_s, push_ratios, trip_ratios, landed_s,
+        landed_ratios, bw, lat, raw;
+    const double mib = static_cast<double>(size) / (1 << 20);
     for (int r = 0; r < absl::GetFlag(FLAGS_repeats); ++r) {
+      LEEWAY_RETURN_IF_ERROR(
+          TimePushes(*transport, peer, size, pushes / 4, window, data).status());
       LEEWAY_ASSIGN_OR_RETURN(double s, TimePushes(*transport, peer, size,
                                                    pushes, window, data));
       push_s.push_back(s);
       LEEWAY_ASSIGN_OR_RETURN(double t, TimeRoundTrips(*transport, peer, size,
                                                        trips, data, reply));
       trip_s.push_back(t);
+      if (!baseline) continue;
+      LEEWAY_ASSIGN_OR_RETURN(
+          PerftestResult p, RunPerftest("ucp_am_bw", size, pushes, window,
+                                        Env(baseline_tls), dir));
+      LEEWAY_ASSIGN_OR_RETURN(
+          PerftestResult l, RunPerftest("ucp_am_lat", size, trips, 1,
+                                        Env(baseline_tls), dir));
+      bw.push_back(p.bandwidth_mbps);
+      lat.push_back(l.latency_us);
+      push_ratios.push_back(pushes * mib / s / p.bandwidth_mbps);
+      // am_lat reports one-way latency: a ping-pong takes twice that.
+      trip_ratios.push_back(trips / t * 2 * l.latency_us * 1e-6);
+      if (shm) {
+        LEEWAY_ASSIGN_OR_RETURN(
+            double b, TimeLanded(size, pushes, window, baseline_tls, dir));
+        landed_s.push_back(b);
+        landed_ratios.push_back(b / s);
+      }
+      if (shm) {
+        LEEWAY_ASSIGN_OR_RETURN(
+            PerftestResult q, RunPerftest("ucp_am_bw", size, pushes, window,
+                                          Env("sm,self"), dir));
+        raw.push_back(q.bandwidth_mbps);
+      }
     }
-    const double mib = static_cast<double>(size) / (1 << 20);
     row.ours.push_mbps = pushes * mib / Median(push_s);
     row.ours.push_rate = pushes / Median(push_s);
     row.ours.rtrip_mbps = 2 * trips * mib / Median(trip_s);
     row.ours.rtrip_rate = trips / Median(trip_s);
-    if (!absl::GetFlag(FLAGS_baseline)) {
-      rows->push_back(row);
-      continue;
+    row.bw.bandwidth_mbps = Median(bw);
+    row.lat.latency_us = Median(lat);
+    row.push_ratio = Median(push_ratios);
+    row.trip_ratio = Median(trip_ratios);
+    if (!landed_s.empty()) {
+      row.landed_mbps = pushes * mib / Median(landed_s);
+      row.landed_ratio = Median(landed_ratios);
     }
-    LEEWAY_ASSIGN_OR_RETURN(row.bw, MedianPerftest("ucp_am_bw", size, pushes,
-                                                   window, baseline_tls, dir));
-    LEEWAY_ASSIGN_OR_RETURN(row.lat, MedianPerftest("ucp_am_lat", size, trips,
-                                                    1, baseline_tls, dir));
-    if (shm) {
-      LEEWAY_ASSIGN_OR_RETURN(row.bw_raw, MedianPerftest("ucp_am_bw", size, pushes,
-                                                         window, "sm,self", dir));
-      row.has_raw = true;
-    }
+    row.bw_raw.bandwidth_mbps = Median(raw);
+    row.has_raw = !raw.empty();
     rows->push_back(row);
     std::fprintf(stderr, "measured %s %u\n", name.c_str(), size);
   }
-  server->Signal(SIGTERM);
-  server->Wait(absl::Now() + absl::Seconds(10)).IgnoreError();
+  StopServer(*server);
   return absl::OkStatus();
 }
 
 std::string Table(const std::vector<Row>& rows) {
   std::string out =
       "| transport | size | push MB/s | push msg/s | perftest am_bw MB/s | "
-      "push ratio | round trips/s | perftest am_lat trips/s | round-trip ratio "
+      "push ratio | landed UCP MB/s | push / landed | round trips/s | "
+      "perftest am_lat trips/s | round-trip ratio "
       "| perftest sm,self (with CMA) MB/s |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const Row& r : rows) {
-    // am_lat reports one-way latency: a ping-pong takes twice that.
     const double lat_trips = r.lat.latency_us > 0 ? 1e6 / (2 * r.lat.latency_us) : 0;
+    const bool landed = r.landed_mbps > 0;
     absl::StrAppendFormat(
-        &out, "| %s | %s | %.0f | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s |\n",
+        &out,
+        "| %s | %s | %.0f | %.0f | %.0f | %.2f | %s | %s | %.0f | %.0f | %.2f "
+        "| %s |\n",
         r.tls,
         r.size >= (1u << 20) ? absl::StrCat(r.size >> 20, " MiB")
                              : absl::StrCat(r.size >> 10, " KiB"),
-        r.ours.push_mbps, r.ours.push_rate, r.bw.bandwidth_mbps,
-        r.ours.push_mbps / r.bw.bandwidth_mbps, r.ours.rtrip_rate, lat_trips,
-        lat_trips > 0 ? r.ours.rtrip_rate / lat_trips : 0,
+        r.ours.push_mbps, r.ours.push_rate, r.bw.bandwidth_mbps, r.push_ratio,
+        landed ? absl::StrFormat("%.0f", r.landed_mbps) : "-",
+        landed ? absl::StrFormat("%.2f", r.landed_ratio) : "-",
+        r.ours.rtrip_rate, lat_trips, r.trip_ratio,
         r.has_raw ? absl::StrFormat("%.0f", r.bw_raw.bandwidth_mbps) : "-");
   }
   return out;
@@ -337,5 +403,9 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   leeway::SetMinLogLevel(leeway::LogLevel::kWarning);
   if (absl::GetFlag(FLAGS_role) == "server") return leeway::Serve();
+  if (absl::GetFlag(FLAGS_role) == "landed_server") {
+    return leeway::RunLandedServer(absl::GetFlag(FLAGS_ready_file),
+                                   leeway::kMaxSize);
+  }
   return leeway::RunClient();
 }

@@ -197,6 +197,14 @@ bool ProgressLoop::RunPosted() {
 
 namespace {
 
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 // The loop whose worker lock this thread holds, if any: a thread that holds
 // it must not try_lock it again (undefined for std::mutex).
 thread_local const ProgressLoop* t_holding = nullptr;
@@ -249,19 +257,41 @@ void ProgressLoop::Wake() {
   }
 }
 
-bool ProgressLoop::RunOrPost(std::function<void()> fn) {
-  if (!HeldByThisThread() && !stop_requested_.load(std::memory_order_relaxed) &&
-      worker_mu_.try_lock()) {
-    t_holding = this;
-    fn();
-    t_holding = nullptr;
-    worker_mu_.unlock();
-    // UCX may need progress to push the operation out; a sleeping loop
-    // armed before it would not see it.
-    Wake();
-    return true;
+ProgressLoop::Guard::Guard(ProgressLoop* loop, Mode mode) : loop_(loop) {
+  if (loop->HeldByThisThread()) return;
+  if (mode != kWait) {
+    // A progress round holds the lock for well under a microsecond.
+    const int tries = mode == kBriefly ? 64 : 1;
+    for (int i = 0; i < tries && !held_; ++i) {
+      if (loop->stop_requested_.load(std::memory_order_relaxed)) break;
+      if (i > 0) CpuRelax();
+      held_ = loop->worker_mu_.try_lock();
+    }
+  } else {
+    loop->worker_mu_.lock();
+    held_ = true;
   }
-  return Post(std::move(fn));
+  if (held_) {
+    t_holding = loop;
+    loop->caller_turns_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+ProgressLoop::Guard::~Guard() {
+  if (!held_) return;
+  t_holding = nullptr;
+  loop_->worker_mu_.unlock();
+  if (wake_) loop_->Wake();
+}
+
+bool ProgressLoop::RunOrPost(std::function<void()> fn) {
+  Guard guard(this, Guard::kBriefly);
+  if (!guard.held()) return Post(std::move(fn));
+  fn();
+  // UCX may need progress to push the operation out; a sleeping loop
+  // armed before it would not see it.
+  guard.WakeOnRelease();
+  return true;
 }
 
 bool ProgressLoop::TryDrive(bool* busy) {
@@ -271,6 +301,7 @@ bool ProgressLoop::TryDrive(bool* busy) {
     return false;
   }
   t_holding = this;
+  caller_turns_.fetch_add(1, std::memory_order_relaxed);
   *busy = ucp_worker_progress(worker_) != 0;
   *busy |= RunPosted();
   // Reading the clock costs more than an idle progress call: a driver that
@@ -293,6 +324,7 @@ void ProgressLoop::Run() {
   absl::Time last_event = absl::Now();
   uint64_t rounds = 0;
   uint64_t idle_rounds = 0;
+  uint64_t caller_turns = 0;
   bool saw_event = false;
   while (!stop_requested_.load(std::memory_order_relaxed)) {
     std::unique_lock<std::mutex> lock(worker_mu_, std::try_to_lock);
@@ -314,7 +346,14 @@ void ProgressLoop::Run() {
       MaybeTick(now);
       if (saw_event) last_event = now;
       saw_event = false;
-      sleep = idle_rounds >= 16 && now - last_event >= options_.busy_poll;
+      // While callers send on their own threads, spinning only takes the
+      // CPU they need: sleep as soon as the worker is idle. Armed, it wakes
+      // for the next incoming message anyway.
+      const uint64_t turns = caller_turns_.load(std::memory_order_relaxed);
+      const bool callers_active = turns != caller_turns;
+      caller_turns = turns;
+      sleep = idle_rounds >= 16 &&
+              (callers_active || now - last_event >= options_.busy_poll);
     }
     // Arm under the lock; UCS_ERR_BUSY means events are already pending.
     if (sleep && ucp_worker_arm(worker_) == UCS_ERR_BUSY) sleep = false;

@@ -9,7 +9,9 @@
 // traffic flows and, after `busy_poll` without events, arms the worker and
 // sleeps on UCX's wakeup fd (plus an eventfd for Post), so an idle process
 // costs no CPU (shared/notes/ucx.md); while a caller drives, it stays out of
-// the way. `on_tick` runs at least every `tick` for deadlines and
+// the way, and while callers send on their own threads it sleeps as soon as
+// the worker is idle instead of polling (on two cores a polling thread
+// took the CPU the sender needed). `on_tick` runs at least every `tick` for deadlines and
 // keepalives, on whichever thread drives.
 //
 // Thread-safety: Post(), RunOrPost(), TryDrive() and Stop() from any thread;
@@ -61,9 +63,32 @@ class ProgressLoop {
   // once the loop is stopping.
   bool Post(std::function<void()> fn);
 
-  // Runs `fn` now under the worker lock if it is free, else queues it like
-  // Post(). Returns false (and drops `fn`) once the loop is stopping.
+  // Runs `fn` now under the worker lock if it is free (or comes free in a
+  // moment: Guard::kBriefly), else queues it like Post(). Returns false (and drops `fn`) once the loop is stopping.
   bool RunOrPost(std::function<void()> fn);
+
+  // Holds the worker lock for a scope, for hot paths that cannot afford a
+  // closure: kTry takes it only if it is free (and the loop is not
+  // stopping); kBriefly also waits out a holder for a moment (about a
+  // progress round: cheaper than posting); kWait waits for it. A thread
+  // that already holds the lock gets held() == false. Releasing it wakes a
+  // sleeping loop if WakeOnRelease() was called: work that UCX queued
+  // needs progress.
+  class Guard {
+   public:
+    enum Mode { kTry, kBriefly, kWait };
+    Guard(ProgressLoop* loop, Mode mode);
+    ~Guard();
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+    bool held() const { return held_; }
+    void WakeOnRelease() { wake_ = true; }
+
+   private:
+    ProgressLoop* const loop_;
+    bool held_ = false;
+    bool wake_ = false;
+  };
 
   // If the worker lock is free, progresses the worker and runs posted work
   // once on this thread; returns whether it did, and sets *busy when
@@ -125,6 +150,9 @@ class ProgressLoop {
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> napping_{false};
   std::atomic<uint64_t> pending_{0};
+  // Bumped by each Guard a caller takes (and by TryDrive): the loop thread
+  // does not busy-poll while callers use the worker.
+  std::atomic<uint64_t> caller_turns_{0};
 
   std::mutex worker_mu_;  // the worker lock
 

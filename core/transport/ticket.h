@@ -5,7 +5,9 @@
 // peer's error, with DEADLINE_EXCEEDED, or with UNAVAILABLE/CANCELLED when a
 // peer is lost or the transport shuts down. A ticket completes only after
 // UCX has stopped touching the caller's buffers, so once done() a caller may
-// free what it lent. Thread-safe; copies share the same state.
+// free what it lent. Thread-safe; copies share the same state. done() and a
+// Wait() on a finished ticket take no lock; a ticket made by Succeeded()
+// (an eager send UCX finished inside the call) allocates nothing.
 //
 // Example:
 //   Ticket t = transport.Call(peer, header, request, reply_buffer, deadline);
@@ -14,6 +16,7 @@
 #ifndef LEEWAY_CORE_TRANSPORT_TICKET_H_
 #define LEEWAY_CORE_TRANSPORT_TICKET_H_
 
+#include <atomic>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -25,7 +28,10 @@ namespace leeway {
 
 class Ticket {
  public:
+  // A pending ticket.
   Ticket();
+  // A ticket already completed with OK and no reply; it shares no state.
+  static Ticket Succeeded() { return Ticket(nullptr); }
 
   // Completes the ticket; later calls are ignored. Transport-internal.
   void Complete(absl::Status status, Message reply = Message());
@@ -43,12 +49,17 @@ class Ticket {
   Message TakeReply();
 
  private:
+  explicit Ticket(std::nullptr_t) {}
+
   struct State {
     mutable absl::Mutex mu;
-    bool done ABSL_GUARDED_BY(mu) = false;
-    absl::Status status ABSL_GUARDED_BY(mu);
-    Message reply ABSL_GUARDED_BY(mu);
+    // Set once, under mu, after status and reply (release); a reader that
+    // sees it set (acquire) may read status without mu: it no longer changes.
+    std::atomic<bool> done{false};
+    absl::Status status;  // written under mu before done
+    Message reply;        // likewise; TakeReply moves it out under mu
   };
+  // Null for a ticket made by Succeeded().
   std::shared_ptr<State> state_;
 };
 

@@ -144,6 +144,7 @@ Transport::Impl::~Impl() {
     }
     delete ctx;
   }
+  for (SendContext* ctx : free_sends_) delete ctx;
   for (RecvContext* ctx : recvs_in_flight_) delete ctx;
   for (auto& entry : calls_) {
     entry.second.done(absl::CancelledError("transport shut down"), Message());
@@ -180,11 +181,22 @@ WireHeader Transport::Impl::Stamp(WireHeader header) const {
 
 void Transport::Impl::SetHandler(MessageKind kind, MessageHandler handler,
                                  BufferProvider provider) {
-  auto entry = std::make_shared<HandlerEntry>();
-  entry->handler = std::move(handler);
-  entry->provider = std::move(provider);
-  absl::MutexLock lock(&handlers_mu_);
-  handlers_[static_cast<int>(kind)] = std::move(entry);
+  std::shared_ptr<HandlerEntry> entry;
+  if (handler) {
+    entry = std::make_shared<HandlerEntry>();
+    entry->handler = std::move(handler);
+    entry->provider = std::move(provider);
+  }
+  const unsigned slot = static_cast<unsigned>(kind);
+  if (slot >= kAmIdSlots) return;  // no such message can arrive
+  // Once this returns, no message of `kind` runs the old handler.
+  ProgressLoop::Guard guard(loop_.get(), ProgressLoop::Guard::kWait);
+  if (!guard.held()) {
+    // Called from a handler (this thread holds the lock): the old handler
+    // may be the one running; keep it until the next tick.
+    retired_handlers_.push_back(std::move(handler_table_[slot]));
+  }
+  handler_table_[slot] = std::move(entry);
 }
 
 absl::Status Transport::Impl::Wait(const Ticket& ticket, absl::Time deadline) {
@@ -223,207 +235,10 @@ TransportStats Transport::Impl::stats() const {
   return s;
 }
 
-// ------------------------------------------------------------- sending
-
-Ticket Transport::Impl::Send(PeerId peer, unsigned am_id,
-                             absl::Span<const uint8_t> header_bytes,
-                             absl::Span<const uint8_t> payload) {
-  auto* ctx = new SendContext;
-  ctx->impl = this;
-  ctx->peer = peer;
-  ctx->has_ticket = true;
-  ctx->header_length = std::min(header_bytes.size(), ctx->header.size());
-  std::memcpy(ctx->header.data(), header_bytes.data(), ctx->header_length);
-  Ticket ticket = ctx->ticket;
-  if (!loop_->RunOrPost([this, ctx, am_id, payload] {
-        Session* session = FindSession(ctx->peer);
-        if (stopping_ || session == nullptr) {
-          ctx->ticket.Complete(absl::UnavailableError(
-              absl::StrCat("peer ", ctx->peer, " is not connected")));
-          delete ctx;
-          return;
-        }
-        StartSend(session, am_id, ctx, payload);
-      })) {
-    ticket.Complete(absl::UnavailableError("transport is stopped"));
-    delete ctx;
-  }
-  return ticket;
-}
-
-void Transport::Impl::StartSend(Session* session, unsigned am_id,
-                                SendContext* ctx,
-                                absl::Span<const uint8_t> payload) {
-  ctx->bytes = payload.size();
-  sends_in_flight_.insert(ctx);
-  if (session->ep == nullptr) {
-    OnSendDone(ctx, UCS_ERR_NOT_CONNECTED);
-    return;
-  }
-  ucp_request_param_t param;
-  std::memset(&param, 0, sizeof(param));
-  // Small eager sends may complete inside the call (NULL): then the
-  // callback is not invoked and we finish the send here.
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FIELD_FLAGS;
-  param.flags = UCP_AM_SEND_FLAG_REPLY;
-  param.cb.send = &Impl::SendCallback;
-  param.user_data = ctx;
-  ucs_status_ptr_t request =
-      ucp_am_send_nbx(session->ep, am_id, ctx->header.data(), ctx->header_length,
-                      payload.data(), payload.size(), &param);
-  if (request == nullptr) {
-    OnSendDone(ctx, UCS_OK);
-  } else if (UCS_PTR_IS_ERR(request)) {
-    OnSendDone(ctx, UCS_PTR_STATUS(request));
-  }
-}
-
-void Transport::Impl::SendCallback(void* request, ucs_status_t status,
-                                   void* user_data) {
-  auto* ctx = static_cast<SendContext*>(user_data);
-  ctx->impl->OnSendDone(ctx, status);
-  ucp_request_free(request);
-}
-
-void Transport::Impl::OnSendDone(SendContext* ctx, ucs_status_t status) {
-  sends_in_flight_.erase(ctx);
-  const absl::Status result = UcsToStatus(status, "send");
-  if (!result.ok() && status != UCS_ERR_CANCELED) {
-    OnTransferError(ctx->peer, result);
-  }
-  if (result.ok()) {
-    counters_.messages_sent.fetch_add(1, kRelaxed);
-    counters_.bytes_sent.fetch_add(ctx->bytes, kRelaxed);
-  }
-  if (ctx->call_id != 0) {
-    auto it = calls_.find(ctx->call_id);
-    if (it != calls_.end()) {
-      it->second.send_done = true;
-      if (!result.ok()) SetCallResult(ctx->call_id, result, Message());
-      FinishCallIfReady(ctx->call_id);
-    }
-  }
-  if (ctx->has_ticket) ctx->ticket.Complete(result);
-  delete ctx;
-}
-
-void Transport::Impl::SendOwned(Session* session, const WireHeader& header,
-                                std::vector<uint8_t> payload) {
-  auto* ctx = new SendContext;
-  ctx->impl = this;
-  ctx->peer = session->id;
-  WireHeader stamped = Stamp(header);
-  stamped.payload_bytes = static_cast<uint32_t>(payload.size());
-  EncodeHeader(stamped, ctx->header.data());
-  ctx->owned = std::move(payload);
-  StartSend(session, static_cast<unsigned>(header.kind), ctx,
-            absl::MakeConstSpan(ctx->owned));
-}
-
-void Transport::Impl::SendError(Session* session, const WireHeader* about,
-                                const absl::Status& status) {
-  if (session->ep == nullptr) return;  // nowhere safe to send it
-  WireHeader header;
-  header.kind = MessageKind::kError;
-  if (about != nullptr && about->expects_reply()) {
-    header.flags = kFlagReply;
-    header.request_id = about->request_id;
-  }
-  const std::string payload = EncodeErrorPayload(status);
-  counters_.errors_sent.fetch_add(1, kRelaxed);
-  SendOwned(session, header,
-            std::vector<uint8_t>(payload.begin(), payload.end()));
-}
-
-void Transport::Impl::Reply(PeerId peer, const WireHeader& header,
-                            absl::Span<const uint8_t> payload) {
-  std::vector<uint8_t> copy(payload.begin(), payload.end());
-  loop_->RunOrPost([this, peer, header, copy = std::move(copy)]() mutable {
-    Session* session = FindSession(peer);
-    if (stopping_ || session == nullptr) return;  // the peer is gone
-    SendOwned(session, header, std::move(copy));
-  });
-}
-
-// --------------------------------------------------------------- calls
-
-Ticket Transport::Impl::Call(PeerId peer, const WireHeader& header,
-                             absl::Span<const uint8_t> payload,
-                             absl::Span<uint8_t> reply_buffer,
-                             absl::Time deadline) {
-  Ticket ticket;
-  if (!loop_->RunOrPost([=]() mutable {
-        Session* session = FindSession(peer);
-        if (stopping_ || session == nullptr ||
-            session->state != SessionState::kReady) {
-          ticket.Complete(absl::UnavailableError(
-              absl::StrCat("peer ", peer, " is not connected")));
-          return;
-        }
-        StartCall(session, header, {}, payload, reply_buffer, deadline,
-                  [ticket](absl::Status status, Message reply) mutable {
-                    ticket.Complete(std::move(status), std::move(reply));
-                  });
-      })) {
-    ticket.Complete(absl::UnavailableError("transport is stopped"));
-  }
-  return ticket;
-}
-
-void Transport::Impl::StartCall(Session* session, const WireHeader& header,
-                                std::vector<uint8_t> owned,
-                                absl::Span<const uint8_t> lent,
-                                absl::Span<uint8_t> reply_buffer,
-                                absl::Time deadline, CallDone done) {
-  const uint64_t call_id = next_call_id_++;
-  PendingCall& call = calls_[call_id];
-  call.peer = session->id;
-  call.kind = header.kind;
-  call.deadline = deadline;
-  call.reply_buffer = reply_buffer;
-  call.done = std::move(done);
-
-  auto* ctx = new SendContext;
-  ctx->impl = this;
-  ctx->peer = session->id;
-  ctx->call_id = call_id;
-  ctx->owned = std::move(owned);
-  const absl::Span<const uint8_t> payload =
-      ctx->owned.empty() ? lent : absl::MakeConstSpan(ctx->owned);
-  WireHeader stamped = Stamp(header);
-  stamped.flags = (header.flags & ~kFlagReply) | kFlagExpectsReply;
-  stamped.request_id = call_id;
-  stamped.payload_bytes = static_cast<uint32_t>(payload.size());
-  EncodeHeader(stamped, ctx->header.data());
-  StartSend(session, static_cast<unsigned>(header.kind), ctx, payload);
-}
-
-void Transport::Impl::SetCallResult(uint64_t call_id, absl::Status status,
-                                    Message reply) {
-  auto it = calls_.find(call_id);
-  if (it == calls_.end() || it->second.has_result) return;
-  it->second.has_result = true;
-  it->second.result = std::move(status);
-  it->second.reply = std::move(reply);
-}
-
-void Transport::Impl::FinishCallIfReady(uint64_t call_id) {
-  auto it = calls_.find(call_id);
-  if (it == calls_.end()) return;
-  PendingCall& call = it->second;
-  // Complete only once UCX no longer touches the caller's buffers.
-  if (!call.has_result || !call.send_done || call.receiving) return;
-  CallDone done = std::move(call.done);
-  absl::Status result = std::move(call.result);
-  Message reply = std::move(call.reply);
-  calls_.erase(it);
-  done(std::move(result), std::move(reply));
-}
-
 // ------------------------------------------------------ ticks and stop
 
 void Transport::Impl::OnTick(absl::Time now) {
+  retired_handlers_.clear();
   std::vector<uint64_t> expired;
   for (auto& entry : calls_) {
     if (!entry.second.has_result && now >= entry.second.deadline) {

@@ -2,7 +2,8 @@
 // worker lock held (progress_loop.h), on the progress thread or on a caller
 // thread that drives, unless a method says otherwise; that is what makes the
 // maps below safe without further locks. Split across transport.cc (API,
-// sending, calls, shutdown), transport_receive.cc (incoming messages),
+// ticks, shutdown), transport_send.cc (sending, calls), transport_receive.cc
+// (incoming messages),
 // transport_session.cc (connections, keepalive, peer loss) and
 // transport_handshake.cc (HELLO).
 #ifndef LEEWAY_CORE_TRANSPORT_TRANSPORT_IMPL_H_
@@ -124,14 +125,19 @@ class Transport::Impl {
     Message reply;
   };
   struct SendContext {
+    // Copies at most header.size() bytes.
+    void SetHeader(absl::Span<const uint8_t> bytes);
+
     Impl* impl = nullptr;
     PeerId peer = 0;
     uint64_t call_id = 0;  // nonzero when this send is a call's request
+    // The AM header; UCX 1.13 reads it until the send completes.
     std::array<uint8_t, 2 * kWireHeaderSize> header{};
     size_t header_length = kWireHeaderSize;
     std::vector<uint8_t> owned;  // payload copy, when the sender lent none
     bool has_ticket = false;
-    Ticket ticket;
+    Ticket ticket = Ticket::Succeeded();
+    bool in_flight = false;  // in sends_in_flight_
     size_t bytes = 0;
     // Set when the peer is lost: past this time the operation is reported
     // failed even if UCX never cancels the request (see ReleaseOrphans).
@@ -156,11 +162,17 @@ class Transport::Impl {
   // transport.cc
   void OnTick(absl::Time now);
   void OnStop();
-  void StartSend(Session* session, unsigned am_id, SendContext* ctx,
-                 absl::Span<const uint8_t> payload);
+  // transport_send.cc
+  SendContext* NewSendContext(PeerId peer);
+  void ReleaseSendContext(SendContext* ctx);
+  // Returns whether the send is still in flight; if not, ctx is released
+  // and *finished holds how it ended.
+  bool StartSend(Session* session, unsigned am_id, SendContext* ctx,
+                 absl::Span<const uint8_t> payload, absl::Status* finished);
   static void SendCallback(void* request, ucs_status_t status,
                            void* user_data);
-  void OnSendDone(SendContext* ctx, ucs_status_t status);
+  // Finishes the send (its ticket, its call) and releases ctx.
+  absl::Status OnSendDone(SendContext* ctx, ucs_status_t status);
   void StartCall(Session* session, const WireHeader& header,
                  std::vector<uint8_t> owned, absl::Span<const uint8_t> lent,
                  absl::Span<uint8_t> reply_buffer, absl::Time deadline,
@@ -237,9 +249,14 @@ class Transport::Impl {
   std::unique_ptr<ProgressLoop> loop_;
   std::array<AmSlot, kAmIdSlots> am_slots_;
 
+  // Request handlers by message kind, read and written under the worker
+  // lock (so a message never sees a half-replaced one). A handler replaced
+  // from inside a handler stays alive in retired_handlers_ until the next
+  // tick, since it may be the one running.
+  std::array<std::shared_ptr<HandlerEntry>, kAmIdSlots> handler_table_;
+  std::vector<std::shared_ptr<HandlerEntry>> retired_handlers_;
+
   absl::Mutex handlers_mu_;
-  absl::flat_hash_map<int, std::shared_ptr<HandlerEntry>> handlers_
-      ABSL_GUARDED_BY(handlers_mu_);
   std::shared_ptr<PeerLostHandler> peer_lost_handler_
       ABSL_GUARDED_BY(handlers_mu_);
 
@@ -252,6 +269,7 @@ class Transport::Impl {
   absl::flat_hash_map<ucp_ep_h, PeerId> peer_by_ep_;
   absl::flat_hash_map<uint64_t, PendingCall> calls_;
   absl::flat_hash_set<SendContext*> sends_in_flight_;
+  std::vector<SendContext*> free_sends_;  // for reuse (transport_send.cc)
   absl::flat_hash_set<RecvContext*> recvs_in_flight_;
   struct Lingering {
     ucp_ep_h ep;

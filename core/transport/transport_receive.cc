@@ -167,12 +167,9 @@ ucs_status_t Transport::Impl::OnRequest(Session* session, const WireHeader& h,
     default:
       break;
   }
-  std::shared_ptr<HandlerEntry> entry;
-  {
-    absl::MutexLock lock(&handlers_mu_);
-    auto it = handlers_.find(static_cast<int>(h.kind));
-    if (it != handlers_.end()) entry = it->second;
-  }
+  const unsigned slot = static_cast<unsigned>(h.kind);
+  HandlerEntry* entry =
+      slot < kAmIdSlots ? handler_table_[slot].get() : nullptr;
   if (entry == nullptr) {
     SendError(session, &h,
               absl::UnimplementedError(absl::StrCat(
@@ -207,7 +204,7 @@ ucs_status_t Transport::Impl::OnRequest(Session* session, const WireHeader& h,
   auto* ctx = new RecvContext;
   ctx->impl = this;
   ctx->message = std::move(message);
-  ctx->handler = std::move(entry);
+  ctx->handler = handler_table_[slot];  // outlives a replacement
   StartRendezvous(ctx, data);
   return UCS_OK;
 }

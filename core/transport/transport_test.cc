@@ -355,6 +355,83 @@ TEST_CASE("a call carries the caller's flags") {
   CHECK(flags.load() == (kFlagInitial | kFlagExpectsReply));
 }
 
+TEST_CASE("handlers can replace themselves, and a removed one is refused") {
+  EchoServer server;
+  Transport* t = server.transport.get();
+  std::atomic<int> second_calls{0};
+  t->SetHandler(MessageKind::kPull, [t, &second_calls](Message m) {
+    WireHeader reply;
+    reply.kind = MessageKind::kPullReply;
+    reply.version = 1;
+    t->Reply(m, reply, {});
+    // Replaced from inside itself: the running handler stays valid.
+    t->SetHandler(MessageKind::kPull, [t, &second_calls](Message m) {
+      ++second_calls;
+      WireHeader reply;
+      reply.kind = MessageKind::kPullReply;
+      reply.version = 2;
+      t->Reply(m, reply, {});
+    });
+  });
+  auto client = MakeTransport(Options(1));
+  auto peer = client->Connect("127.0.0.1", server.port);
+  REQUIRE(peer.ok());
+  for (uint64_t want : {1, 2, 2}) {
+    Ticket call = Pull(*client, *peer, {}, {});
+    REQUIRE(call.Wait(Soon()).ok());
+    CHECK(call.reply().header.version == want);
+  }
+  CHECK(second_calls.load() == 2);
+  // Once SetHandler returns, no message reaches the removed handler.
+  t->SetHandler(MessageKind::kPull, nullptr);
+  Ticket refused = Pull(*client, *peer, {}, {});
+  CHECK(refused.Wait(Soon()).code() == absl::StatusCode::kUnimplemented);
+  CHECK(second_calls.load() == 2);
+}
+
+TEST_CASE("a burst of small sends arrives whole and in order") {
+  auto server = MakeTransport(Options(0));
+  constexpr int kSends = 5000;
+  std::vector<uint32_t> order;  // handler-thread only until `all` fires
+  bool intact = true;
+  absl::Notification all;
+  server->SetHandler(MessageKind::kPush, [&](Message m) {
+    intact &= m.payload.size() == 4096 &&
+              m.payload[4095] == static_cast<uint8_t>(m.header.chunk);
+    order.push_back(m.header.chunk);
+    if (order.size() == kSends) all.Notify();
+  });
+  auto address = server->WorkerAddress();
+  REQUIRE(address.ok());
+  auto client = MakeTransport(Options(1));
+  auto peer = client->ConnectToWorkerAddress(*address);
+  REQUIRE(peer.ok());
+  std::vector<std::vector<uint8_t>> payloads;
+  for (int i = 0; i < 256; ++i) payloads.push_back(Pattern(4096, i - 4095 * 7));
+  std::vector<Ticket> tickets;
+  int done_at_once = 0;
+  for (int i = 0; i < kSends; ++i) {
+    WireHeader h;
+    h.kind = MessageKind::kPush;
+    h.chunk = static_cast<uint32_t>(i);
+    tickets.push_back(client->Send(*peer, h, payloads[i % 256]));
+    done_at_once += tickets.back().done();
+    // A window of 64, as a worker keeps a layer's chunks in flight.
+    if (tickets.size() >= 64) {
+      REQUIRE(client->Wait(tickets.front(), Soon()).ok());
+      tickets.erase(tickets.begin());
+    }
+  }
+  for (Ticket& ticket : tickets) REQUIRE(client->Wait(ticket, Soon()).ok());
+  REQUIRE(all.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  CHECK(intact);
+  std::vector<uint32_t> expected(kSends);
+  std::iota(expected.begin(), expected.end(), 0u);
+  CHECK(order == expected);
+  CHECK(client->stats().messages_sent >= kSends);
+  INFO("sends done inside the call: " << done_at_once);
+}
+
 TEST_CASE("sends to an unknown peer fail at once") {
   auto client = MakeTransport(Options(1));
   WireHeader h;
