@@ -3,8 +3,11 @@
 // of those pairs). A chunk takes one clock of top-k 1% pushes from
 // --workers workers (different gradients: their union is the delta), then
 // answers: the dense chunk (a first pull), the exact delta since the clock
-// before, and with top-k pulls (pull density 1%) the delta of a new clock
-// (the first such read also publishes: a top-k of the difference).
+// before, the same after a clock of dense pushes (every element changed: the
+// stamps' scan, then the dense chunk), and with top-k pulls (pull density
+// 1%) the delta of a new clock (the first such read also publishes: a top-k
+// of the difference) and a later read of that clock (what the other workers
+// pay). The simulator (bench/sim) takes the servers' read costs from here.
 //
 //   bazel run -c opt //bench:pull_bench -- --elements=4194304 --workers=4
 #include <cstdio>
@@ -41,9 +44,14 @@ int Run() {
   topk.codec = CodecId::kTopK;
   topk.density = 0.01f;
   topk.threads = 1;
-  std::vector<std::vector<uint8_t>> pushes(workers);
+  CodecParams none;
+  none.codec = CodecId::kNone;
+  none.threads = 1;
+  // Each worker's top-k 1% push, and its dense push (a dense codec's pulls).
+  std::vector<std::vector<uint8_t>> pushes(workers), dense_pushes(workers);
   for (int w = 0; w < workers; ++w) {
     if (!Encode(Gradient(n, 10 + w), {}, topk, &pushes[w]).ok()) return 1;
+    if (!Encode(Gradient(n, 10 + w), {}, none, &dense_pushes[w]).ok()) return 1;
   }
   const std::vector<float> initial = Gradient(n, 1);
   std::vector<float> copy(n);
@@ -61,9 +69,9 @@ int Run() {
     if (!chunk.Initialize(initial).ok()) return 1;
     uint32_t clock = 0;
     // One clock of pushes; returns the version a worker held before it.
-    auto push_clock = [&]() -> uint64_t {
+    auto push_clock = [&](const std::vector<std::vector<uint8_t>>& clock_pushes) -> uint64_t {
       absl::StatusOr<PullReply> before = chunk.Read(kNoVersion, clock);
-      for (const auto& p : pushes) {
+      for (const auto& p : clock_pushes) {
         if (!chunk.Apply(p).ok()) return kNoVersion;
       }
       ++clock;
@@ -71,16 +79,28 @@ int Run() {
     };
     struct Row {
       const char* name;
-      bool dense;
+      bool dense;         // a first pull: no version known
+      bool dense_pushes;  // the clock's pushes were dense (every element changed)
+      bool later_read;    // another worker's read of the same clock
     };
-    for (const Row& row : {Row{"dense", true}, Row{"delta", false}}) {
-      if (pull_density > 0 && row.dense) continue;  // the same as without
+    for (const Row& row : {Row{"dense", true, false, false}, Row{"delta", false, false, false},
+                           Row{"delta after dense pushes", false, true, false},
+                           Row{"delta, a later read of the clock", false, false, true}}) {
+      if (pull_density > 0 && (row.dense || row.dense_pushes)) continue;  // as without
+      if (pull_density == 0 && row.later_read) continue;  // the same as the first
       bool ok = true;
       uint64_t since = kNoVersion;
       absl::StatusOr<PullReply> reply;
       // Each read follows its own clock of pushes (untimed).
       const PairedTimes t = MedianPaired(
-          repeats, [&] { since = row.dense ? kNoVersion : push_clock(); }, copy_once,
+          repeats,
+          [&] {
+            if (row.dense) return;
+            since = push_clock(row.dense_pushes ? dense_pushes : pushes);
+            // The clock's first read publishes (top-k pulls); time a later one.
+            if (row.later_read) ok &= chunk.Read(since, clock).ok();
+          },
+          copy_once,
           [&] {
             reply = chunk.Read(since, clock);
             ok &= reply.ok();
@@ -89,7 +109,7 @@ int Run() {
       std::vector<float> values;
       ok = ok && reply.ok() &&
            (reply->form == PullReply::Form::kDense ||
-            DecodePairs(reply->payload, n, &indices, &values).ok());
+            DecodePairs(reply->payload(), n, &indices, &values).ok());
       const size_t sent = ok && reply->form == PullReply::Form::kDense ? n : indices.size();
       if (!ok) return 1;
       std::printf("| %s%s | %zu | %.3f | %.2f | %.2f | %.2f |\n", row.name,

@@ -170,6 +170,11 @@ absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
   const size_t n = info_.elements;
   const bool known = since_version < reply.version && since_version >= stamp_base_;
   if (known) {
+    reply.body = CachedDelta(since_version, reply.version);
+    if (reply.body != nullptr) {
+      reply.form = PullReply::Form::kDelta;
+      return reply;
+    }
     // The blocks changed since, in one vectorized pass over the stamps.
     const uint32_t since_stamp = static_cast<uint32_t>(since_version - stamp_base_);
     thread_local std::vector<uint32_t> blocks;
@@ -193,9 +198,12 @@ absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
           values.push_back(view[i]);
         }
       }
-      reply.form = PullReply::Form::kDelta;
-      absl::Status encoded = EncodePairs(n, indices, values, &reply.payload);
+      auto body = std::make_shared<std::vector<uint8_t>>();
+      absl::Status encoded = EncodePairs(n, indices, values, body.get());
       if (!encoded.ok()) return encoded;
+      reply.form = PullReply::Form::kDelta;
+      reply.body = std::move(body);
+      RememberDelta(since_version, reply.version, reply.body);
       return reply;
     }
   }
@@ -203,13 +211,37 @@ absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
   dense.codec = CodecId::kNone;
   dense.threads = 1;
   reply.form = PullReply::Form::kDense;
-  absl::Status encoded = Encode(view, {}, dense, &reply.payload);
+  auto body = std::make_shared<std::vector<uint8_t>>();
+  absl::Status encoded = Encode(view, {}, dense, body.get());
   if (!encoded.ok()) {
     return absl::InternalError(absl::StrCat(
         "layer ", info_.layer, " chunk ", info_.chunk,
         " parameters are not finite: ", encoded.message()));
   }
+  reply.body = std::move(body);
   return reply;
+}
+
+std::shared_ptr<const std::vector<uint8_t>> Chunk::CachedDelta(uint64_t since,
+                                                               uint64_t version) const {
+  absl::MutexLock lock(&cache_mu_);
+  for (const Delta& d : deltas_) {
+    if (d.since == since && d.version == version) return d.body;
+  }
+  return nullptr;
+}
+
+void Chunk::RememberDelta(uint64_t since, uint64_t version,
+                          std::shared_ptr<const std::vector<uint8_t>> body) const {
+  // A few since-versions: BSP's pullers share one, SSP's span the bound.
+  constexpr size_t kKept = 4;
+  absl::MutexLock lock(&cache_mu_);
+  // Deltas to older versions are never asked for again.
+  deltas_.erase(std::remove_if(deltas_.begin(), deltas_.end(),
+                               [&](const Delta& d) { return d.version != version; }),
+                deltas_.end());
+  if (deltas_.size() >= kKept) deltas_.erase(deltas_.begin());
+  deltas_.push_back({since, version, std::move(body)});
 }
 
 ChunkState Chunk::Snapshot() const {
@@ -236,6 +268,11 @@ absl::Status Chunk::Restore(const ChunkState& state) {
   }
   initialized_ = true;
   MarkAllChanged(version_);
+  {
+    // The restored state may reuse version numbers with other contents.
+    absl::MutexLock cache_lock(&cache_mu_);
+    deltas_.clear();
+  }
   return absl::OkStatus();
 }
 

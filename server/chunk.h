@@ -15,6 +15,9 @@
 //   at version `since` it reproduces the chunk bit for bit), or the dense
 //   chunk (always when `since` is kNoVersion, or any version this chunk
 //   never had, e.g. after a restart from an older checkpoint).
+// - Deltas are built once per (since, version): the other pulls naming the
+//   same versions (under BSP every worker's pull of a clock) share the
+//   first one's payload instead of scanning the chunk again.
 // - Sparse payloads are applied lazily, O(nnz) (optimizer.h).
 // - With a pull density d (ChunkOptions; chunks of at least
 //   kSparsePullMinElements), pulls read a served copy instead of the
@@ -32,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -57,7 +61,14 @@ struct PullReply {
   enum class Form { kNotModified, kDense, kDelta };
   Form form = Form::kNotModified;
   uint64_t version = 0;
-  std::vector<uint8_t> payload;  // a codec payload (none, or topk pairs)
+  // The codec payload (none, or topk pairs); null when not modified.
+  // Immutable: pulls of the same versions may share one (see Chunk::Read),
+  // and the transport sends it without a copy.
+  std::shared_ptr<const std::vector<uint8_t>> body;
+
+  absl::Span<const uint8_t> payload() const {
+    return body ? absl::MakeConstSpan(*body) : absl::Span<const uint8_t>();
+  }
 };
 
 // What a checkpoint keeps of a chunk.
@@ -121,6 +132,13 @@ class Chunk {
   // The stamp that says "changed at `version`", rebasing first when
   // `version` is 2^32 or more past the base.
   uint32_t StampFor(uint64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A delta built before for these versions, or null.
+  std::shared_ptr<const std::vector<uint8_t>> CachedDelta(uint64_t since,
+                                                          uint64_t version) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  void RememberDelta(uint64_t since, uint64_t version,
+                     std::shared_ptr<const std::vector<uint8_t>> body) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const ChunkInfo info_;
   const OptimizerConfig optimizer_;
@@ -143,6 +161,17 @@ class Chunk {
   // 0: at or before stamp_base_. Deltas exist for versions >= stamp_base_.
   uint64_t stamp_base_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<uint32_t> block_stamps_ ABSL_GUARDED_BY(mu_);
+
+  // Deltas built for the view's current version, a few since-versions
+  // (SSP's pullers hold different ones); taken with mu_ held at least
+  // shared, so a version cannot change under a lookup.
+  struct Delta {
+    uint64_t since;
+    uint64_t version;
+    std::shared_ptr<const std::vector<uint8_t>> body;
+  };
+  mutable absl::Mutex cache_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  mutable std::vector<Delta> deltas_ ABSL_GUARDED_BY(cache_mu_);
 };
 
 }  // namespace leeway

@@ -174,11 +174,12 @@ void DataService::OnPull(Message m) {
           header.clock = shared->header.clock;
           header.version = reply->version;
           header.element_count = target->info().elements;
-          if (!reply->payload.empty()) {
-            auto payload = ReadPayloadHeader(reply->payload);
+          if (!reply->payload().empty()) {
+            auto payload = ReadPayloadHeader(reply->payload());
             if (payload.ok()) header.codec = static_cast<uint8_t>(payload->codec);
           }
-          transport_->Reply(*shared, header, reply->payload);
+          // No copy: the body may be shared with other pulls (Chunk::Read).
+          transport_->ReplyShared(*shared, header, std::move(reply->body));
         });
       });
 }

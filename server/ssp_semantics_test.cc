@@ -89,7 +89,7 @@ struct Simulation {
               [this, w, c, &answered_now](absl::StatusOr<PullReply> reply) {
                 REQUIRE(reply.ok());
                 std::vector<float> p(kWorkers);
-                REQUIRE(Decode(reply->payload, absl::MakeSpan(p)).ok());
+                REQUIRE(Decode(reply->payload(), absl::MakeSpan(p)).ok());
                 CheckAnswer(w, c, p);
                 workers[w].waiting = false;
                 workers[w].answer = p;

@@ -65,7 +65,9 @@ class Simulation {
     server_tx_.assign(cl_.servers, 0);
     server_rx_.assign(cl_.servers, 0);
     apply_free_.assign(cl_.servers, 0);
+    core_free_.assign(cl_.cores, 0);
     applied_.assign(chunks_.size() * job_.clocks, 0);
+    read_.assign(chunks_.size() * job_.clocks, false);
     parked_.assign(chunks_.size() * job_.clocks, {});
     for (int w = 0; w < cl_.workers; ++w) Push({0, 0, Kind::kStartClock, w, 0, 0});
     while (!queue_.empty()) {
@@ -122,6 +124,26 @@ class Simulation {
                     t, bytes);
   }
 
+  // Runs `seconds` of CPU work for a process that is free at *process_free
+  // from `ready` on, on the earliest free shared core if cores are shared;
+  // returns its end.
+  double RunCpu(double* process_free, double ready, double seconds) {
+    double start = std::max(ready, *process_free);
+    if (!core_free_.empty()) {
+      auto core = std::min_element(core_free_.begin(), core_free_.end());
+      start = std::max(start, *core);
+      *core = start + seconds;
+    }
+    return *process_free = start + seconds;
+  }
+
+  // What clock `c` pushes, pulls and costs: the dense plan's first.
+  Job::Costs At(int c) const {
+    if (c < job_.dense_clocks) return job_.dense;
+    return {job_.push_bytes_per_element, job_.pull_bytes_per_element, job_.encode_s_per_element,
+            job_.apply_s_per_element, job_.read_s_per_element, job_.reread_s_per_element};
+  }
+
   // Uniform in [0, 1), from (seed, worker, clock).
   double Uniform(int w, int c) const {
     const uint64_t r = Mix(job_.seed * 1000003 + static_cast<uint64_t>(w) * 7919 +
@@ -152,11 +174,11 @@ class Simulation {
       case Kind::kPullDone: PullDone(e.worker, e.item, e.t); break;
       case Kind::kBackwardEnd: {
         const Tensor& tensor = model_[e.item];
-        const double encoded =
-            std::max(e.t, encoder_free_[e.worker]) + tensor.elements * job_.encode_s_per_element;
-        encoder_free_[e.worker] = encoded;
+        const double encoded = RunCpu(&encoder_free_[e.worker], e.t,
+                                      tensor.elements * At(ws.clock).encode_s_per_element);
         for (int c : tensor_chunks_[e.item]) {
-          const double bytes = chunks_[c].elements * job_.push_bytes_per_element + cl_.header_bytes;
+          const double bytes =
+              chunks_[c].elements * At(ws.clock).push_bytes_per_element + cl_.header_bytes;
           const double at = ToServer(e.worker, chunks_[c].server, encoded, bytes);
           ++ws.pushes_outstanding;
           Push({at, 0, Kind::kPushArrive, e.worker, c, ws.clock});
@@ -165,9 +187,9 @@ class Simulation {
         break;
       }
       case Kind::kPushArrive: {
-        double& free = apply_free_[chunks_[e.item].server];
-        free = std::max(e.t, free) + chunks_[e.item].elements * job_.apply_s_per_element;
-        Push({free, 0, Kind::kApplied, e.worker, e.item, e.clock});
+        const double applied = RunCpu(&apply_free_[chunks_[e.item].server], e.t,
+                                      chunks_[e.item].elements * At(e.clock).apply_s_per_element);
+        Push({applied, 0, Kind::kApplied, e.worker, e.item, e.clock});
         break;
       }
       case Kind::kApplied: {
@@ -226,8 +248,15 @@ class Simulation {
   }
 
   void Respond(int w, int c, double t) {
-    const double bytes = chunks_[c].elements * job_.pull_bytes_per_element + cl_.header_bytes;
-    const double at = ToWorker(chunks_[c].server, w, t, bytes);
+    const int clock = workers_[w].clock;
+    const Job::Costs costs = At(clock);
+    const double bytes = chunks_[c].elements * costs.pull_bytes_per_element + cl_.header_bytes;
+    const bool first = !read_[Slot(c, clock)];
+    read_[Slot(c, clock)] = true;
+    const double read =
+        RunCpu(&apply_free_[chunks_[c].server], t,
+               chunks_[c].elements * (first ? costs.read_s_per_element : costs.reread_s_per_element));
+    const double at = ToWorker(chunks_[c].server, w, read, bytes);
     Push({at, 0, Kind::kPullDone, w, c, workers_[w].clock});
   }
 
@@ -291,8 +320,10 @@ class Simulation {
   std::vector<Chunk> chunks_;
   std::vector<std::vector<int>> tensor_chunks_;
   std::vector<WorkerState> workers_;
-  std::vector<double> worker_tx_, worker_rx_, encoder_free_, server_tx_, server_rx_, apply_free_;
+  std::vector<double> worker_tx_, worker_rx_, encoder_free_, server_tx_, server_rx_, apply_free_,
+      core_free_;
   std::vector<int> applied_;
+  std::vector<bool> read_;  // (chunk, clock): pulled once already
   std::vector<std::vector<int>> parked_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
   uint64_t seq_ = 0;
@@ -309,13 +340,16 @@ absl::StatusOr<Result> Simulate(const std::vector<Tensor>& model, const Cluster&
     }
   }
   if (cluster.workers < 1 || cluster.servers < 1 || cluster.worker_bytes_per_s <= 0 ||
-      cluster.server_bytes_per_s <= 0 || cluster.latency_s < 0 || cluster.chunk_bytes < 4) {
-    return absl::InvalidArgumentError("need workers, servers >= 1, positive rates, chunks >= 4 bytes");
+      cluster.server_bytes_per_s <= 0 || cluster.latency_s < 0 || cluster.chunk_bytes < 4 ||
+      cluster.cores < 0) {
+    return absl::InvalidArgumentError(
+        "need workers, servers >= 1, positive rates, chunks >= 4 bytes, cores >= 0");
   }
   if (job.warmup_clocks < 0 || job.clocks <= job.warmup_clocks || job.gpu_s < 0 ||
-      job.jitter < 0 || job.jitter >= 1 || job.straggler <= 0) {
+      job.jitter < 0 || job.jitter >= 1 || job.straggler <= 0 || job.dense_clocks < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "need clocks > warm-up clocks >= 0, gpu_s >= 0, 0 <= jitter < 1, straggler > 0 (clocks ",
+        "need clocks > warm-up clocks >= 0, gpu_s >= 0, 0 <= jitter < 1, straggler > 0, "
+        "dense clocks >= 0 (clocks ",
         job.clocks, ", warm-up ", job.warmup_clocks, ")"));
   }
   return Simulation(model, cluster, job).Run();

@@ -7,8 +7,9 @@
 // reverse, encode and push each tensor as its backward ends (or after the
 // whole backward), and end the clock once its pushes are applied. Each NIC
 // direction is a FIFO pipe with a rate, so a server's NIC serializes the
-// incast of many workers (a message takes the later of its two pipes); encode and apply are serial per
-// process. Deterministic for a seed. The arithmetic is unit-tested on cases
+// incast of many workers (a message takes the later of its two pipes); encode, apply and
+// serving a pull are serial per process, and where the processes share a machine of few
+// cores (the study's VM) they also queue for those cores. Deterministic for a seed. The arithmetic is unit-tested on cases
 // worked by hand (iteration_sim_test.cc).
 #ifndef LEEWAY_BENCH_SIM_ITERATION_SIM_H_
 #define LEEWAY_BENCH_SIM_ITERATION_SIM_H_
@@ -40,6 +41,9 @@ struct Cluster {
   // the shaped links' FIFO queues do); 1, one at a time as the runtime's
   // pull threads send them, which keeps equal workers in lock-step.
   int pull_window = 0;
+  // CPU cores all processes share (encodes, applies, pull reads queue for
+  // them, first come first served); 0: every process has CPU of its own.
+  int cores = 0;
 };
 
 struct Job {
@@ -53,6 +57,20 @@ struct Job {
   double pull_bytes_per_element = 4;
   double encode_s_per_element = 0;  // worker CPU, per element of the tensor
   double apply_s_per_element = 0;   // server CPU, per element of the chunk
+  double read_s_per_element = 0;    // server CPU per pull served, per element of the chunk
+  // A later pull of the same chunk and clock (the server reuses the delta
+  // it built for the first one: under BSP every worker names the same
+  // versions).
+  double reread_s_per_element = 0;
+  // The first `dense_clocks` clocks run on a dense plan instead: fp32 both
+  // ways at the costs of `dense` (the adaptive controller's first plan
+  // waits for a measurement of the link). Its byte and cost fields alone.
+  int dense_clocks = 0;
+  struct Costs {
+    double push_bytes_per_element = 4, pull_bytes_per_element = 4;
+    double encode_s_per_element = 0, apply_s_per_element = 0, read_s_per_element = 0,
+           reread_s_per_element = 0;
+  } dense;
   int samples_per_iteration = 32;   // per worker
   int clocks = 12;
   int warmup_clocks = 2;            // not measured

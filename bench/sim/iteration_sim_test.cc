@@ -148,6 +148,57 @@ TEST_CASE("a straggler sets the pace of BSP") {
   CHECK(r->comm_share == Approx((0 + 1.5 / 4.5 + 1.5 / 4.5) / 3));
 }
 
+TEST_CASE("processes on a machine of few cores queue for them") {
+  // No network cost, no GPU time; each worker's encode takes 1 s a clock.
+  // Each with CPU of its own, both encode at once: 1 s a clock. Sharing one
+  // core, w0 encodes 0-1 and w1 1-2, and the next clock's pulls wait for
+  // w1's push: 2 s a clock.
+  Cluster fast = Slow(2, 1);
+  fast.worker_bytes_per_s = fast.server_bytes_per_s = 1e18;
+  Job job = Plain(0, 5);
+  job.encode_s_per_element = 1e-3;
+  auto own = Simulate({{1000, 1.0}}, fast, job);
+  fast.cores = 1;
+  auto shared = Simulate({{1000, 1.0}}, fast, job);
+  REQUIRE(own.ok());
+  REQUIRE(shared.ok());
+  CHECK(own->seconds_per_clock == Approx(1));
+  CHECK(shared->seconds_per_clock == Approx(2));
+}
+
+TEST_CASE("a server spends CPU on every pull it answers") {
+  // One worker, no network cost or GPU time: reading the chunk for the
+  // pull takes 1 s, applying the push 0.5 s: 1.5 s a clock.
+  Cluster fast = Slow(1, 1);
+  fast.worker_bytes_per_s = fast.server_bytes_per_s = 1e18;
+  Job job = Plain(0, 4);
+  job.read_s_per_element = 1e-3;
+  job.apply_s_per_element = 0.5e-3;
+  auto r = Simulate({{1000, 1.0}}, fast, job);
+  REQUIRE(r.ok());
+  CHECK(r->seconds_per_clock == Approx(1.5));
+  // Two workers: the second pull of a clock reuses the first one's delta
+  // (0.2 s), then both pushes apply: 1 + 0.2 + 0.5 + 0.5 = 2.2 s a clock.
+  fast.workers = 2;
+  job.reread_s_per_element = 0.2e-3;
+  r = Simulate({{1000, 1.0}}, fast, job);
+  REQUIRE(r.ok());
+  CHECK(r->seconds_per_clock == Approx(2.2));
+}
+
+TEST_CASE("a dense first plan, then the planned bytes") {
+  // One worker, no GPU time, 1,000 elements. A dense clock pulls and pushes
+  // 4,000 bytes: 1 s each way. The plan's clocks move 0.4 bytes an element
+  // each way: 0.1 s each way. Clocks 0-1 dense, 2-3 planned; clock 0 is the
+  // warm-up: (2 + 0.2 + 0.2) / 3 s a clock.
+  Job job = Plain(0, 4);
+  job.push_bytes_per_element = job.pull_bytes_per_element = 0.4;
+  job.dense_clocks = 2;
+  auto r = Simulate({{1000, 1.0}}, Slow(1, 1), job);
+  REQUIRE(r.ok());
+  CHECK(r->seconds_per_clock == Approx(2.4 / 3));
+}
+
 TEST_CASE("bad parameters are errors") {
   CHECK_FALSE(Simulate({}, Slow(1, 1), Plain(1, 3)).ok());
   CHECK_FALSE(Simulate({{0, 1.0}}, Slow(1, 1), Plain(1, 3)).ok());
@@ -157,6 +208,12 @@ TEST_CASE("bad parameters are errors") {
   job = Plain(1, 3);
   job.jitter = 1;
   CHECK_FALSE(Simulate({{10, 1.0}}, Slow(1, 1), job).ok());
+  job = Plain(1, 3);
+  job.dense_clocks = -1;
+  CHECK_FALSE(Simulate({{10, 1.0}}, Slow(1, 1), job).ok());
+  Cluster negative = Slow(1, 1);
+  negative.cores = -1;
+  CHECK_FALSE(Simulate({{10, 1.0}}, negative, Plain(1, 3)).ok());
 }
 
 }  // namespace

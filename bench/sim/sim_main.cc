@@ -20,6 +20,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -30,6 +31,15 @@
 
 ABSL_FLAG(std::string, validate, "", "a comm_study table (.md) to calibrate and validate against");
 ABSL_FLAG(double, nominal_gbps, 1, "--validate: the link rate the study ran at (Gbit/s)");
+ABSL_FLAG(int, adaptive_dense_clocks, 5,
+          "--validate: clocks an adaptive run starts with on a dense plan (the runtime's first "
+          "plan waits for a measurement of the link: 5 in the studies of 2026-12-03)");
+ABSL_FLAG(bool, reused_deltas, true,
+          "--validate: the servers build a delta once for every pull naming the same versions "
+          "(servers since 2026-12-04; false for tables measured before)");
+ABSL_FLAG(int, cores, 2,
+          "--validate: CPU cores of the machine the study ran on, shared by all its processes "
+          "(this VM: 2)");
 ABSL_FLAG(bool, project, false, "project to large clusters");
 ABSL_FLAG(std::string, model, "gpt3-xl", "--project: the layer list");
 ABSL_FLAG(double, gpu_ms, 310, "--project: forward + backward per iteration and GPU");
@@ -65,6 +75,21 @@ struct CodecCost {
 constexpr CodecCost kNone{4 / 1.74e9, 4 / 3.52e9};
 constexpr CodecCost kFp16{4 / 3.13e9, 4 / 7.49e9};
 constexpr CodecCost kTopk{4 / 1.32e9, 4 / 62.22e9};
+
+// A server's CPU per element of a chunk for each pull it answers (one
+// thread of this VM, bench/pull_bench, 4M-element chunks, README "Pulls"):
+// every pull scans the chunk's change stamps, then sends the delta or, when
+// every element changed, the dense chunk; with top-k pulls the clock's
+// first read also publishes (a top-k of the difference), once a chunk and
+// clock.
+struct ReadCost {
+  double delta_s;        // after a clock of top-k pushes
+  double after_dense_s;  // after a clock of dense pushes
+  double served_s;       // top-k pulls: a read of the published copy
+  double publish_s;      // top-k pulls: the publication
+};
+constexpr ReadCost kRead{5.13e-3 / 4194304, 4.16e-3 / 4194304, 5.13e-3 / 4194304,
+                         6.74e-3 / 4194304};
 
 std::vector<Tensor> Model(const std::string& name, uint64_t* elements) {
   absl::StatusOr<std::vector<ProfileTensor>> tensors = ProfileModel(name);
@@ -126,12 +151,22 @@ double PullBytes(Pulls pulls, int workers) {
   return 4;
 }
 
-// With top-k pulls a server publishes each chunk once a clock: a pass
-// forming the difference and a top-k selection over it, about the codec's
-// top-k encode. The model's servers only know per-push costs, so it is
-// spread over the clock's `workers` pushes.
-double PublishPerPush(double sparse_share, int workers) {
-  return sparse_share * kTopk.encode_s / std::max(1, workers);
+// With top-k pulls a server publishes each chunk once a clock. The model's
+// servers know per-push costs, so it is spread over the clock's `workers`
+// pushes.
+double PublishPerPush(int workers) { return kRead.publish_s / std::max(1, workers); }
+
+// The server's CPU per pull and element: top-k pulls read the published
+// copy; otherwise the sparse share's chunks send deltas and the dense
+// share's the whole chunk after the scan. A later pull of the same chunk
+// and clock reuses a delta (Chunk::Read), never a dense chunk.
+double ReadPerPull(Pulls pulls, double sparse_share) {
+  if (pulls == Pulls::kTopK) return kRead.served_s;
+  return sparse_share * kRead.delta_s + (1 - sparse_share) * kRead.after_dense_s;
+}
+double RereadPerPull(Pulls pulls, double sparse_share) {
+  if (!absl::GetFlag(FLAGS_reused_deltas)) return ReadPerPull(pulls, sparse_share);
+  return pulls == Pulls::kTopK ? 0 : (1 - sparse_share) * kRead.after_dense_s;
 }
 
 // The job a measured row describes: its consistency, speeds and pipelining,
@@ -148,12 +183,27 @@ Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double e
     j.straggler = 1.5;
     j.jitter = 0.3;
   }
-  const double total = row.bytes_per_iteration / static_cast<double>(elements);
+  double total = row.bytes_per_iteration / static_cast<double>(elements);
   absl::string_view codec = row.configuration;
   codec.remove_prefix(codec.find('-') + 1);
   // "+pulls": the servers publish a top-k of each chunk a clock; otherwise
   // a sparse chunk's pull carries the union of the workers' top-k sets.
   const bool topk_pulls = absl::ConsumeSuffix(&codec, "+pulls");
+  if (codec == "adaptive") {
+    // The dense first plan: fp32 pushes, pulls dense or the published
+    // top-k. The table's bytes average its measured clocks, the dense ones
+    // too; the planned clocks carry the rest.
+    j.dense_clocks = std::min(absl::GetFlag(FLAGS_adaptive_dense_clocks), j.clocks);
+    j.dense.pull_bytes_per_element = PullBytes(topk_pulls ? Pulls::kTopK : Pulls::kDense, 0);
+    j.dense.encode_s_per_element = kNone.encode_s;
+    j.dense.apply_s_per_element = kNone.apply_s + (topk_pulls ? PublishPerPush(t.workers) : 0);
+    j.dense.read_s_per_element = ReadPerPull(topk_pulls ? Pulls::kTopK : Pulls::kDelta, 0);
+    j.dense.reread_s_per_element = RereadPerPull(topk_pulls ? Pulls::kTopK : Pulls::kDelta, 0);
+    const int measured = j.clocks - j.warmup_clocks;
+    const int dense = std::max(0, j.dense_clocks - j.warmup_clocks);
+    const double dense_total = 4 + j.dense.pull_bytes_per_element;
+    if (measured > dense) total = (total * measured - dense_total * dense) / (measured - dense);
+  }
   const double topk_push = kTopkDensity * 8;
   const double sparse_pull = PullBytes(topk_pulls ? Pulls::kTopK : Pulls::kDelta, t.workers);
   // The share of elements pushed sparse: all for top-k, none for none and
@@ -175,7 +225,11 @@ Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double e
   const CodecCost dense = codec == "fp16" ? kFp16 : kNone;
   j.encode_s_per_element = sparse * encode + (1 - sparse) * dense.encode_s;
   j.apply_s_per_element = sparse * kTopk.apply_s + (1 - sparse) * dense.apply_s;
-  if (topk_pulls) j.apply_s_per_element += PublishPerPush(sparse, t.workers);
+  // Every chunk of 4,096 elements or more publishes with top-k pulls, the
+  // dense-pushed ones too (all of the study's models' chunks but biases).
+  if (topk_pulls) j.apply_s_per_element += PublishPerPush(t.workers);
+  j.read_s_per_element = ReadPerPull(topk_pulls ? Pulls::kTopK : Pulls::kDelta, sparse);
+  j.reread_s_per_element = RereadPerPull(topk_pulls ? Pulls::kTopK : Pulls::kDelta, sparse);
   j.pull_bytes_per_element = std::max(0.0, total - j.push_bytes_per_element);
   return j;
 }
@@ -192,6 +246,7 @@ int Validate(const std::string& path) {
   Cluster cluster;
   cluster.workers = table->workers;
   cluster.servers = table->servers;
+  cluster.cores = absl::GetFlag(FLAGS_cores);
   const double nominal = absl::GetFlag(FLAGS_nominal_gbps) * 1e9 / 8;
   auto find = [&](const char* config) -> const StudyRow* {
     for (const StudyRow& r : table->rows) {
@@ -219,8 +274,12 @@ int Validate(const std::string& path) {
     return predicted(*topk).samples_per_s - topk->samples_per_s;
   });
   std::printf("Calibrated on %s: effective rate %.3f of %.2f Gbit/s (bsp-none), encode %.2f ns "
-              "per element (bsp-topk); every other row is a prediction.\n\n",
-              path.c_str(), factor, absl::GetFlag(FLAGS_nominal_gbps), encode * 1e9);
+              "per element (bsp-topk), all processes sharing %d cores, %s; every other row is a "
+              "prediction.\n\n",
+              path.c_str(), factor, absl::GetFlag(FLAGS_nominal_gbps), encode * 1e9,
+              cluster.cores,
+              absl::GetFlag(FLAGS_reused_deltas) ? "a delta built once per pull versions"
+                                                 : "every pull building its own delta");
   std::printf("| workers | configuration | pipelining | measured samples/s | predicted | error | "
               "measured comm share | predicted |\n|---|---|---|---:|---:|---:|---:|---:|\n");
   int within = 0, predictions = 0;
@@ -329,7 +388,7 @@ int Project() {
           j.push_bytes_per_element = config.push;
           j.pull_bytes_per_element = PullBytes(config.pulls, w);
           j.apply_s_per_element =
-              (config.apply + (config.pulls == Pulls::kTopK ? PublishPerPush(1, w) : 0)) /
+              (config.apply + (config.pulls == Pulls::kTopK ? PublishPerPush(w) : 0)) /
               absl::GetFlag(FLAGS_apply_threads);
           const Result r = MustSimulate(model, c, j);
           if (baseline == 0) baseline = r.samples_per_s;

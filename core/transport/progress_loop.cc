@@ -274,6 +274,9 @@ ProgressLoop::Guard::Guard(ProgressLoop* loop, Mode mode) : loop_(loop) {
   if (held_) {
     t_holding = loop;
     loop->caller_turns_.fetch_add(1, std::memory_order_relaxed);
+    // Work posted before runs first: a thread's operations keep their order
+    // whether they were posted or run under the lock.
+    loop->RunPosted();
   }
 }
 

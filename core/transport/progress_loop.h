@@ -73,7 +73,8 @@ class ProgressLoop {
   // progress round: cheaper than posting); kWait waits for it. A thread
   // that already holds the lock gets held() == false. Releasing it wakes a
   // sleeping loop if WakeOnRelease() was called: work that UCX queued
-  // needs progress.
+  // needs progress. Taking it runs the work posted before, so that what a
+  // thread posted and what it runs under the lock keep their order.
   class Guard {
    public:
     enum Mode { kTry, kBriefly, kWait };

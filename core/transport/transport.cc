@@ -71,13 +71,14 @@ Ticket Transport::Send(PeerId peer, const WireHeader& header,
   return SendStamped(peer, header, payload);
 }
 Ticket Transport::SendStamped(PeerId peer, WireHeader header,
-                              absl::Span<const uint8_t> payload) {
+                              absl::Span<const uint8_t> payload,
+                              std::shared_ptr<const void> hold) {
   header = impl_->Stamp(header);
   header.payload_bytes = static_cast<uint32_t>(payload.size());
   uint8_t bytes[kWireHeaderSize];
   EncodeHeader(header, bytes);
   return impl_->Send(peer, static_cast<unsigned>(header.kind), bytes,
-                     payload);
+                     payload, std::move(hold));
 }
 Ticket Transport::ReplyFrom(const Message& request, const WireHeader& header,
                             absl::Span<const uint8_t> payload) {
@@ -85,6 +86,15 @@ Ticket Transport::ReplyFrom(const Message& request, const WireHeader& header,
   reply.flags = kFlagReply;
   reply.request_id = request.header.request_id;
   return SendStamped(request.peer, reply, payload);
+}
+Ticket Transport::ReplyShared(const Message& request, const WireHeader& header,
+                              std::shared_ptr<const std::vector<uint8_t>> payload) {
+  WireHeader reply = header;
+  reply.flags = kFlagReply;
+  reply.request_id = request.header.request_id;
+  const absl::Span<const uint8_t> bytes =
+      payload ? absl::MakeConstSpan(*payload) : absl::Span<const uint8_t>();
+  return SendStamped(request.peer, reply, bytes, std::move(payload));
 }
 Ticket Transport::Call(PeerId peer, const WireHeader& header,
                        absl::Span<const uint8_t> payload,

@@ -41,6 +41,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -133,6 +134,11 @@ class Transport {
   // ticket is done (for replies served straight from a parameter store).
   Ticket ReplyFrom(const Message& request, const WireHeader& header,
                    absl::Span<const uint8_t> payload);
+  // Answers `request` without a copy, keeping `payload` (null: empty)
+  // alive until UCX is done with it: for replies that are shared with
+  // other readers or outlive the caller's scope.
+  Ticket ReplyShared(const Message& request, const WireHeader& header,
+                     std::shared_ptr<const std::vector<uint8_t>> payload);
   // Answers `request` with ERROR carrying `status`.
   void ReplyError(const Message& request, const absl::Status& status);
 
@@ -166,9 +172,11 @@ class Transport {
 
  private:
   explicit Transport(std::unique_ptr<Impl> impl);
-  // Stamps job, rank and payload size into `header` and sends it.
+  // Stamps job, rank and payload size into `header` and sends it; `hold`
+  // (if any) stays alive until the send is done.
   Ticket SendStamped(PeerId peer, WireHeader header,
-                     absl::Span<const uint8_t> payload);
+                     absl::Span<const uint8_t> payload,
+                     std::shared_ptr<const void> hold = nullptr);
   std::unique_ptr<Impl> impl_;
 };
 

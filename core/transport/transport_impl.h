@@ -70,9 +70,11 @@ class Transport::Impl {
                   BufferProvider provider);
   // Sends header_bytes (at most kMaxRawHeader; normally an encoded header)
   // as the AM header.
+  // `hold` (if any) stays alive until the send is done.
   Ticket Send(PeerId peer, unsigned am_id,
               absl::Span<const uint8_t> header_bytes,
-              absl::Span<const uint8_t> payload);
+              absl::Span<const uint8_t> payload,
+              std::shared_ptr<const void> hold = nullptr);
   Ticket Call(PeerId peer, const WireHeader& header,
               absl::Span<const uint8_t> payload,
               absl::Span<uint8_t> reply_buffer, absl::Time deadline);
@@ -135,6 +137,7 @@ class Transport::Impl {
     std::array<uint8_t, 2 * kWireHeaderSize> header{};
     size_t header_length = kWireHeaderSize;
     std::vector<uint8_t> owned;  // payload copy, when the sender lent none
+    std::shared_ptr<const void> hold;  // keeps a shared payload alive
     bool has_ticket = false;
     Ticket ticket = Ticket::Succeeded();
     bool in_flight = false;  // in sends_in_flight_

@@ -56,12 +56,12 @@ void Transport::Impl::ReleaseSendContext(SendContext* ctx) {
 
 Ticket Transport::Impl::Send(PeerId peer, unsigned am_id,
                              absl::Span<const uint8_t> header_bytes,
-                             absl::Span<const uint8_t> payload) {
+                             absl::Span<const uint8_t> payload,
+                             std::shared_ptr<const void> hold) {
+  // Holding the lock, earlier posted work has run (Guard), so this send
+  // cannot overtake one this thread posted before.
   ProgressLoop::Guard guard(loop_.get(), ProgressLoop::Guard::kBriefly);
-  // A handler's own sends (this thread drives) go out at once too: UCX
-  // takes sends from inside its callbacks, and nothing of ours up the
-  // stack uses the session after the handler returns.
-  if (guard.held() || loop_->HeldByThisThread()) {
+  if (guard.held()) {
     Session* session = FindSession(peer);
     if (stopping_ || session == nullptr) {
       return FailedTicket(absl::UnavailableError(
@@ -69,6 +69,7 @@ Ticket Transport::Impl::Send(PeerId peer, unsigned am_id,
     }
     SendContext* ctx = NewSendContext(peer);
     ctx->SetHeader(header_bytes);
+    ctx->hold = std::move(hold);
     absl::Status finished;
     if (!StartSend(session, am_id, ctx, payload, &finished)) {
       return finished.ok() ? Ticket::Succeeded()
@@ -80,12 +81,13 @@ Ticket Transport::Impl::Send(PeerId peer, unsigned am_id,
     guard.WakeOnRelease();
     return ctx->ticket;
   }
-  // Another thread holds the worker lock for long (it drives): the send
-  // runs when the lock comes free.
+  // Another thread holds the worker lock (or this one does, in a handler):
+  // the send runs when the lock comes free, in order with posted work.
   auto* ctx = new SendContext;  // the pool is the lock holder's
   ctx->impl = this;
   ctx->peer = peer;
   ctx->SetHeader(header_bytes);
+  ctx->hold = std::move(hold);
   ctx->has_ticket = true;
   Ticket ticket = ctx->ticket = Ticket();
   if (!loop_->Post([this, ctx, am_id, payload] {

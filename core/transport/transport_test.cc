@@ -114,6 +114,34 @@ TEST_CASE("replies can be served from a lent buffer without a copy") {
   CHECK(reply == parameters);
 }
 
+TEST_CASE("a shared reply stays alive until it is sent") {
+  auto server = MakeTransport(Options(0));
+  server->SetHandler(MessageKind::kPull, [&](Message m) {
+    // The handler's reference goes at once; the transport keeps its own.
+    auto body = std::make_shared<std::vector<uint8_t>>(
+        Pattern(m.header.element_count, static_cast<uint8_t>(m.header.layer)));
+    WireHeader h;
+    h.kind = MessageKind::kPullReply;
+    server->ReplyShared(m, h, std::move(body));
+  });
+  auto port = server->Listen("127.0.0.1", 0);
+  REQUIRE(port.ok());
+  auto client = MakeTransport(Options(1));
+  auto peer = client->Connect("127.0.0.1", *port);
+  REQUIRE(peer.ok());
+  for (uint32_t size : {0u, 100u, 4u << 20}) {
+    WireHeader h;
+    h.kind = MessageKind::kPull;
+    h.layer = 7;
+    h.element_count = size;
+    std::vector<uint8_t> reply(size);
+    Ticket t = client->Call(*peer, h, {}, absl::MakeSpan(reply), Soon());
+    REQUIRE(t.Wait(Soon()).ok());
+    CHECK(t.reply().payload.size() == size);
+    CHECK(reply == Pattern(size, 7));
+  }
+}
+
 TEST_CASE("Transport::Wait drives progress on the caller's thread") {
   EchoServer server;
   auto client = MakeTransport(Options(1));
