@@ -207,10 +207,12 @@ absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
       return reply;
     }
   }
+  reply.form = PullReply::Form::kDense;
+  reply.body = CachedDelta(kNoVersion, reply.version);
+  if (reply.body != nullptr) return reply;
   CodecParams dense;
   dense.codec = CodecId::kNone;
   dense.threads = 1;
-  reply.form = PullReply::Form::kDense;
   auto body = std::make_shared<std::vector<uint8_t>>();
   absl::Status encoded = Encode(view, {}, dense, body.get());
   if (!encoded.ok()) {
@@ -219,6 +221,7 @@ absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
         " parameters are not finite: ", encoded.message()));
   }
   reply.body = std::move(body);
+  RememberDelta(kNoVersion, reply.version, reply.body);
   return reply;
 }
 

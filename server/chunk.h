@@ -15,9 +15,11 @@
 //   at version `since` it reproduces the chunk bit for bit), or the dense
 //   chunk (always when `since` is kNoVersion, or any version this chunk
 //   never had, e.g. after a restart from an older checkpoint).
-// - Deltas are built once per (since, version): the other pulls naming the
-//   same versions (under BSP every worker's pull of a clock) share the
-//   first one's payload instead of scanning the chunk again.
+// - Replies are built once per (since, version), the dense chunk once per
+//   version: the other pulls naming the same versions (under BSP every
+//   worker's pull of a clock) share the first one's payload instead of
+//   scanning and copying the chunk again. This keeps up to one dense copy
+//   of the chunk besides the parameters while its version is current.
 // - Sparse payloads are applied lazily, O(nnz) (optimizer.h).
 // - With a pull density d (ChunkOptions; chunks of at least
 //   kSparsePullMinElements), pulls read a served copy instead of the
@@ -132,7 +134,8 @@ class Chunk {
   // The stamp that says "changed at `version`", rebasing first when
   // `version` is 2^32 or more past the base.
   uint32_t StampFor(uint64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A delta built before for these versions, or null.
+  // A reply built before for these versions (since kNoVersion: the dense
+  // chunk), or null.
   std::shared_ptr<const std::vector<uint8_t>> CachedDelta(uint64_t since,
                                                           uint64_t version) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
@@ -162,9 +165,10 @@ class Chunk {
   uint64_t stamp_base_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<uint32_t> block_stamps_ ABSL_GUARDED_BY(mu_);
 
-  // Deltas built for the view's current version, a few since-versions
-  // (SSP's pullers hold different ones); taken with mu_ held at least
-  // shared, so a version cannot change under a lookup.
+  // Replies built for the view's current version: deltas from a few
+  // since-versions (SSP's pullers hold different ones) and the dense chunk
+  // (since kNoVersion); taken with mu_ held at least shared, so a version
+  // cannot change under a lookup.
   struct Delta {
     uint64_t since;
     uint64_t version;

@@ -303,6 +303,11 @@ TEST_CASE("pulls of the same versions share one delta, built once") {
   REQUIRE(first->form == PullReply::Form::kDelta);
   CHECK(second->form == PullReply::Form::kDelta);
   CHECK(second->body == first->body);  // the same bytes, not a copy
+  // The dense chunk of a version is built once too.
+  absl::StatusOr<PullReply> dense = chunk.Read(kNoVersion);
+  REQUIRE(dense.ok());
+  CHECK(dense->form == PullReply::Form::kDense);
+  CHECK(chunk.Read(kNoVersion)->body == dense->body);
   // Another since-version gets its own delta; both stay right.
   REQUIRE(chunk.Apply(TopK(Random(n, 3), 0.01f)).ok());
   const uint64_t v2 = chunk.version();
@@ -312,6 +317,7 @@ TEST_CASE("pulls of the same versions share one delta, built once") {
   REQUIRE(from_v1.ok());
   CHECK(from_v0->body != first->body);
   CHECK(from_v0->body != from_v1->body);
+  CHECK(chunk.Read(kNoVersion)->body != dense->body);
   CHECK(chunk.Read(v0 + 1)->body == from_v1->body);
   // A restore may reuse version numbers with other contents: nothing
   // built before it is served after it.

@@ -35,8 +35,8 @@ ABSL_FLAG(int, adaptive_dense_clocks, 5,
           "--validate: clocks an adaptive run starts with on a dense plan (the runtime's first "
           "plan waits for a measurement of the link: 5 in the studies of 2026-12-03)");
 ABSL_FLAG(bool, reused_deltas, true,
-          "--validate: the servers build a delta once for every pull naming the same versions "
-          "(servers since 2026-12-04; false for tables measured before)");
+          "the servers build a reply once for every pull naming the same versions (servers "
+          "since 2026-12-04; --validate=false for tables measured before)");
 ABSL_FLAG(int, cores, 2,
           "--validate: CPU cores of the machine the study ran on, shared by all its processes "
           "(this VM: 2)");
@@ -159,14 +159,13 @@ double PublishPerPush(int workers) { return kRead.publish_s / std::max(1, worker
 // The server's CPU per pull and element: top-k pulls read the published
 // copy; otherwise the sparse share's chunks send deltas and the dense
 // share's the whole chunk after the scan. A later pull of the same chunk
-// and clock reuses a delta (Chunk::Read), never a dense chunk.
+// and clock reuses the reply the first one built (Chunk::Read).
 double ReadPerPull(Pulls pulls, double sparse_share) {
   if (pulls == Pulls::kTopK) return kRead.served_s;
   return sparse_share * kRead.delta_s + (1 - sparse_share) * kRead.after_dense_s;
 }
 double RereadPerPull(Pulls pulls, double sparse_share) {
-  if (!absl::GetFlag(FLAGS_reused_deltas)) return ReadPerPull(pulls, sparse_share);
-  return pulls == Pulls::kTopK ? 0 : (1 - sparse_share) * kRead.after_dense_s;
+  return absl::GetFlag(FLAGS_reused_deltas) ? 0 : ReadPerPull(pulls, sparse_share);
 }
 
 // The job a measured row describes: its consistency, speeds and pipelining,
@@ -278,8 +277,8 @@ int Validate(const std::string& path) {
               "prediction.\n\n",
               path.c_str(), factor, absl::GetFlag(FLAGS_nominal_gbps), encode * 1e9,
               cluster.cores,
-              absl::GetFlag(FLAGS_reused_deltas) ? "a delta built once per pull versions"
-                                                 : "every pull building its own delta");
+              absl::GetFlag(FLAGS_reused_deltas) ? "a reply built once for the pulls of a clock"
+                                                 : "every pull building its own reply");
   std::printf("| workers | configuration | pipelining | measured samples/s | predicted | error | "
               "measured comm share | predicted |\n|---|---|---|---:|---:|---:|---:|---:|\n");
   int within = 0, predictions = 0;
@@ -353,7 +352,7 @@ int Project() {
   };
   std::printf("Projection: %s (%.0f M parameters), %.0f ms GPU per iteration and %d samples per GPU, "
               "jitter +-%.0f%%, %.0f us latency, links at %.2f of nominal, %.0f MB chunks, encode "
-              "on the GPU (free), server apply at this VM's one-thread decode_accumulate rates over %d threads; "
+              "on the GPU (free), server apply and pull reads (a reply built once a chunk and clock) at this VM's one-thread rates over %d threads; "
               "pulls as built carry the elements changed since the worker's last pull, 8 bytes "
               "each, or the dense fp32 chunk when that is smaller: under top-k the union of the "
               "W workers' sets, 1 - (1 - density)^W of the elements, dense from about 50 "
@@ -387,9 +386,12 @@ int Project() {
           j.staleness = config.staleness;
           j.push_bytes_per_element = config.push;
           j.pull_bytes_per_element = PullBytes(config.pulls, w);
+          const int threads = absl::GetFlag(FLAGS_apply_threads);
           j.apply_s_per_element =
-              (config.apply + (config.pulls == Pulls::kTopK ? PublishPerPush(w) : 0)) /
-              absl::GetFlag(FLAGS_apply_threads);
+              (config.apply + (config.pulls == Pulls::kTopK ? PublishPerPush(w) : 0)) / threads;
+          const double sparse = config.pulls == Pulls::kDense ? 0 : 1;
+          j.read_s_per_element = ReadPerPull(config.pulls, sparse) / threads;
+          j.reread_s_per_element = RereadPerPull(config.pulls, sparse) / threads;
           const Result r = MustSimulate(model, c, j);
           if (baseline == 0) baseline = r.samples_per_s;
           std::printf("| %d | %d | %d | %s | %.3f | %.1f%% | %.0f | %.2f |\n", gbps, w, s,

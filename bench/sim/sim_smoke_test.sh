@@ -1,13 +1,14 @@
 #!/bin/bash
 # leeway-sim end to end: validates against the checked-in ResNet-50 study
-# (the two calibration rows must come back to within 1%, and at least two
-# thirds of the predictions within 15%: a model change that loses the fit
-# fails here), then a small projection.
+# (the two calibration rows must come back to within 1%, and at least four
+# fifths of the predictions within 15%: a model change that loses the fit
+# fails here; the table predates the servers' shared replies), then a small
+# projection.
 #   sim_smoke_test.sh LEEWAY_SIM STUDY.md
 set -euo pipefail
 sim=$1
 study=$2
-out=$("$sim" --validate="$study")
+out=$("$sim" --validate="$study" --reused_deltas=false)
 echo "$out"
 for config in bsp-none bsp-topk; do
   # The validation table's row (the GPU-encode table below repeats the names).
@@ -17,7 +18,7 @@ for config in bsp-none bsp-topk; do
 done
 within=$(sed -n 's/^\([0-9]*\) of [0-9]* predictions within 15%.*/\1/p' <<<"$out")
 predictions=$(sed -n 's/^[0-9]* of \([0-9]*\) predictions within 15%.*/\1/p' <<<"$out")
-[ -n "$within" ] && [ "$predictions" -ge 20 ] && [ $((3 * within)) -ge $((2 * predictions)) ] ||
+[ -n "$within" ] && [ "$predictions" -ge 20 ] && [ $((5 * within)) -ge $((4 * predictions)) ] ||
   { echo "FAIL: only '$within' of '$predictions' predictions within 15%"; exit 1; }
 grep -q "^The same runs with the encode on the GPU" <<<"$out" || { echo "FAIL: no GPU-encode table"; exit 1; }
 proj=$("$sim" --project --workers=8 --servers=1,8 --gbps=100 --clocks=4)
