@@ -22,9 +22,10 @@
 //
 // Threading: all UCX work runs under one worker lock (progress_loop.h), on
 // the progress thread or on a caller thread that sends directly or drives
-// progress in Wait(). Public methods are thread-safe. Handlers run with the
-// worker lock held, on whichever thread drives, and must not block (hand
-// work to another thread and Reply() from there).
+// progress in Wait(). Public methods are thread-safe; the operations one
+// thread issues to a peer go out in the order it issued them. Handlers run
+// with the worker lock held, on whichever thread drives, and must not block
+// (hand work to another thread and Reply() from there).
 //
 // Example:
 //   LEEWAY_ASSIGN_OR_RETURN(auto t, Transport::Create(options));
