@@ -110,7 +110,7 @@ double Median(std::vector<double> v) {
 }
 
 struct Figures {
-  double push_mbps = 0, push_rate = 0, rtrip_mbps = 0, rtrip_rate = 0;
+  double push_mbps = 0, push_rate = 0, rtrip_rate = 0;
 };
 
 // One timed run of `count` pushes of `size` bytes, `window` in flight; ends
@@ -175,10 +175,10 @@ struct Row {
   std::string tls;
   uint32_t size;
   Figures ours;
-  PerftestResult bw, lat, bw_raw;
+  // Medians of the baselines; 0: not measured.
+  double perftest_mbps = 0, perftest_latency_us = 0, raw_mbps = 0;
   double push_ratio = 0, trip_ratio = 0;
-  double landed_mbps = 0, landed_ratio = 0;  // 0: not measured
-  bool has_raw = false;
+  double landed_mbps = 0, landed_ratio = 0;
 };
 
 std::map<std::string, std::string> Env(const std::string& tls) {
@@ -319,18 +319,16 @@ absl::Status MeasureTransport(const std::string& name, std::vector<Row>* rows) {
     }
     row.ours.push_mbps = pushes * mib / Median(push_s);
     row.ours.push_rate = pushes / Median(push_s);
-    row.ours.rtrip_mbps = 2 * trips * mib / Median(trip_s);
     row.ours.rtrip_rate = trips / Median(trip_s);
-    row.bw.bandwidth_mbps = Median(bw);
-    row.lat.latency_us = Median(lat);
+    row.perftest_mbps = Median(bw);
+    row.perftest_latency_us = Median(lat);
     row.push_ratio = Median(push_ratios);
     row.trip_ratio = Median(trip_ratios);
     if (!landed_s.empty()) {
       row.landed_mbps = pushes * mib / Median(landed_s);
       row.landed_ratio = Median(landed_ratios);
     }
-    row.bw_raw.bandwidth_mbps = Median(raw);
-    row.has_raw = !raw.empty();
+    row.raw_mbps = Median(raw);
     rows->push_back(row);
     std::fprintf(stderr, "measured %s %u\n", name.c_str(), size);
   }
@@ -346,7 +344,8 @@ std::string Table(const std::vector<Row>& rows) {
       "| perftest sm,self (with CMA) MB/s |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const Row& r : rows) {
-    const double lat_trips = r.lat.latency_us > 0 ? 1e6 / (2 * r.lat.latency_us) : 0;
+    const double lat_trips =
+        r.perftest_latency_us > 0 ? 1e6 / (2 * r.perftest_latency_us) : 0;
     const bool landed = r.landed_mbps > 0;
     absl::StrAppendFormat(
         &out,
@@ -355,11 +354,11 @@ std::string Table(const std::vector<Row>& rows) {
         r.tls,
         r.size >= (1u << 20) ? absl::StrCat(r.size >> 20, " MiB")
                              : absl::StrCat(r.size >> 10, " KiB"),
-        r.ours.push_mbps, r.ours.push_rate, r.bw.bandwidth_mbps, r.push_ratio,
+        r.ours.push_mbps, r.ours.push_rate, r.perftest_mbps, r.push_ratio,
         landed ? absl::StrFormat("%.0f", r.landed_mbps) : "-",
         landed ? absl::StrFormat("%.2f", r.landed_ratio) : "-",
         r.ours.rtrip_rate, lat_trips, r.trip_ratio,
-        r.has_raw ? absl::StrFormat("%.0f", r.bw_raw.bandwidth_mbps) : "-");
+        r.raw_mbps > 0 ? absl::StrFormat("%.0f", r.raw_mbps) : "-");
   }
   return out;
 }

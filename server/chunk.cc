@@ -170,7 +170,7 @@ absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
   const size_t n = info_.elements;
   const bool known = since_version < reply.version && since_version >= stamp_base_;
   if (known) {
-    reply.body = CachedDelta(since_version, reply.version);
+    reply.body = CachedReply(since_version, reply.version);
     if (reply.body != nullptr) {
       reply.form = PullReply::Form::kDelta;
       return reply;
@@ -203,12 +203,12 @@ absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
       if (!encoded.ok()) return encoded;
       reply.form = PullReply::Form::kDelta;
       reply.body = std::move(body);
-      RememberDelta(since_version, reply.version, reply.body);
+      RememberReply(since_version, reply.version, reply.body);
       return reply;
     }
   }
   reply.form = PullReply::Form::kDense;
-  reply.body = CachedDelta(kNoVersion, reply.version);
+  reply.body = CachedReply(kNoVersion, reply.version);
   if (reply.body != nullptr) return reply;
   CodecParams dense;
   dense.codec = CodecId::kNone;
@@ -221,30 +221,30 @@ absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
         " parameters are not finite: ", encoded.message()));
   }
   reply.body = std::move(body);
-  RememberDelta(kNoVersion, reply.version, reply.body);
+  RememberReply(kNoVersion, reply.version, reply.body);
   return reply;
 }
 
-std::shared_ptr<const std::vector<uint8_t>> Chunk::CachedDelta(uint64_t since,
+std::shared_ptr<const std::vector<uint8_t>> Chunk::CachedReply(uint64_t since,
                                                                uint64_t version) const {
   absl::MutexLock lock(&cache_mu_);
-  for (const Delta& d : deltas_) {
+  for (const Built& d : replies_) {
     if (d.since == since && d.version == version) return d.body;
   }
   return nullptr;
 }
 
-void Chunk::RememberDelta(uint64_t since, uint64_t version,
+void Chunk::RememberReply(uint64_t since, uint64_t version,
                           std::shared_ptr<const std::vector<uint8_t>> body) const {
   // A few since-versions: BSP's pullers share one, SSP's span the bound.
   constexpr size_t kKept = 4;
   absl::MutexLock lock(&cache_mu_);
-  // Deltas to older versions are never asked for again.
-  deltas_.erase(std::remove_if(deltas_.begin(), deltas_.end(),
-                               [&](const Delta& d) { return d.version != version; }),
-                deltas_.end());
-  if (deltas_.size() >= kKept) deltas_.erase(deltas_.begin());
-  deltas_.push_back({since, version, std::move(body)});
+  // Replies to older versions are never asked for again.
+  replies_.erase(std::remove_if(replies_.begin(), replies_.end(),
+                               [&](const Built& d) { return d.version != version; }),
+                replies_.end());
+  if (replies_.size() >= kKept) replies_.erase(replies_.begin());
+  replies_.push_back({since, version, std::move(body)});
 }
 
 ChunkState Chunk::Snapshot() const {
@@ -274,7 +274,7 @@ absl::Status Chunk::Restore(const ChunkState& state) {
   {
     // The restored state may reuse version numbers with other contents.
     absl::MutexLock cache_lock(&cache_mu_);
-    deltas_.clear();
+    replies_.clear();
   }
   return absl::OkStatus();
 }

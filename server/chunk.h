@@ -136,10 +136,10 @@ class Chunk {
   uint32_t StampFor(uint64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A reply built before for these versions (since kNoVersion: the dense
   // chunk), or null.
-  std::shared_ptr<const std::vector<uint8_t>> CachedDelta(uint64_t since,
+  std::shared_ptr<const std::vector<uint8_t>> CachedReply(uint64_t since,
                                                           uint64_t version) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  void RememberDelta(uint64_t since, uint64_t version,
+  void RememberReply(uint64_t since, uint64_t version,
                      std::shared_ptr<const std::vector<uint8_t>> body) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
@@ -169,13 +169,13 @@ class Chunk {
   // since-versions (SSP's pullers hold different ones) and the dense chunk
   // (since kNoVersion); taken with mu_ held at least shared, so a version
   // cannot change under a lookup.
-  struct Delta {
+  struct Built {
     uint64_t since;
     uint64_t version;
     std::shared_ptr<const std::vector<uint8_t>> body;
   };
   mutable absl::Mutex cache_mu_ ABSL_ACQUIRED_AFTER(mu_);
-  mutable std::vector<Delta> deltas_ ABSL_GUARDED_BY(cache_mu_);
+  mutable std::vector<Built> replies_ ABSL_GUARDED_BY(cache_mu_);
 };
 
 }  // namespace leeway

@@ -8,7 +8,7 @@
 set -euo pipefail
 sim=$1
 study=$2
-out=$("$sim" --validate="$study" --reused_deltas=false)
+out=$("$sim" --validate="$study" --reused_replies=false)
 echo "$out"
 for config in bsp-none bsp-topk; do
   # The validation table's row (the GPU-encode table below repeats the names).

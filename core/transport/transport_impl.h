@@ -169,7 +169,10 @@ class Transport::Impl {
   SendContext* NewSendContext(PeerId peer);
   void ReleaseSendContext(SendContext* ctx);
   // Returns whether the send is still in flight; if not, ctx is released
-  // and *finished holds how it ended.
+  // and *finished holds how it ended (also when ctx->peer is gone).
+  bool SendToPeer(unsigned am_id, SendContext* ctx,
+                  absl::Span<const uint8_t> payload, absl::Status* finished);
+  // The same, for a session already looked up.
   bool StartSend(Session* session, unsigned am_id, SendContext* ctx,
                  absl::Span<const uint8_t> payload, absl::Status* finished);
   static void SendCallback(void* request, ucs_status_t status,

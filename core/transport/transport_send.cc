@@ -62,16 +62,11 @@ Ticket Transport::Impl::Send(PeerId peer, unsigned am_id,
   // cannot overtake one this thread posted before.
   ProgressLoop::Guard guard(loop_.get(), ProgressLoop::Guard::kBriefly);
   if (guard.held()) {
-    Session* session = FindSession(peer);
-    if (stopping_ || session == nullptr) {
-      return FailedTicket(absl::UnavailableError(
-          absl::StrCat("peer ", peer, " is not connected")));
-    }
     SendContext* ctx = NewSendContext(peer);
     ctx->SetHeader(header_bytes);
     ctx->hold = std::move(hold);
     absl::Status finished;
-    if (!StartSend(session, am_id, ctx, payload, &finished)) {
+    if (!SendToPeer(am_id, ctx, payload, &finished)) {
       return finished.ok() ? Ticket::Succeeded()
                            : FailedTicket(std::move(finished));
     }
@@ -91,20 +86,27 @@ Ticket Transport::Impl::Send(PeerId peer, unsigned am_id,
   ctx->has_ticket = true;
   Ticket ticket = ctx->ticket = Ticket();
   if (!loop_->Post([this, ctx, am_id, payload] {
-        Session* session = FindSession(ctx->peer);
-        if (stopping_ || session == nullptr) {
-          ctx->ticket.Complete(absl::UnavailableError(
-              absl::StrCat("peer ", ctx->peer, " is not connected")));
-          delete ctx;
-          return;
-        }
         absl::Status unused;
-        StartSend(session, am_id, ctx, payload, &unused);
+        SendToPeer(am_id, ctx, payload, &unused);
       })) {
     ticket.Complete(absl::UnavailableError("transport is stopped"));
     delete ctx;
   }
   return ticket;
+}
+
+bool Transport::Impl::SendToPeer(unsigned am_id, SendContext* ctx,
+                                 absl::Span<const uint8_t> payload,
+                                 absl::Status* finished) {
+  Session* session = FindSession(ctx->peer);
+  if (stopping_ || session == nullptr) {
+    *finished = absl::UnavailableError(
+        absl::StrCat("peer ", ctx->peer, " is not connected"));
+    if (ctx->has_ticket) ctx->ticket.Complete(*finished);
+    ReleaseSendContext(ctx);
+    return false;
+  }
+  return StartSend(session, am_id, ctx, payload, finished);
 }
 
 void Transport::Impl::SendContext::SetHeader(absl::Span<const uint8_t> bytes) {
