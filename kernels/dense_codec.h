@@ -84,13 +84,23 @@ void DecodeDenseRange(CodecId codec, uint32_t param, size_t n,
       return;
     }
     case CodecId::kSign: {
+      // A set bit flips the scale's sign bit (-scale, bit for bit): no
+      // branch, and a whole byte's eight elements in one unrolled loop.
       const uint8_t* bits = body + 4 * Buckets(n, param);
+      auto signed_scale = [](uint32_t scale, uint32_t bit) {
+        return BitsFloat(scale ^ (bit << 31));
+      };
+      auto bit = [bits](size_t i) -> uint32_t { return (bits[i / 8] >> (i % 8)) & 1u; };
       for (size_t b = begin / param; b * param < end; ++b) {
-        const float scale = BitsFloat(LoadLE32(body + 4 * b));
+        const uint32_t scale = LoadLE32(body + 4 * b);
         const size_t last = std::min<size_t>(end, (b + 1) * param);
-        for (size_t i = std::max<size_t>(begin, b * param); i < last; ++i) {
-          emit(i, (bits[i / 8] >> (i % 8)) & 1u ? -scale : scale);
+        size_t i = std::max<size_t>(begin, b * param);
+        for (; i < last && i % 8 != 0; ++i) emit(i, signed_scale(scale, bit(i)));
+        for (; i + 8 <= last; i += 8) {
+          const uint32_t byte = bits[i / 8];
+          for (uint32_t j = 0; j < 8; ++j) emit(i + j, signed_scale(scale, (byte >> j) & 1u));
         }
+        for (; i < last; ++i) emit(i, signed_scale(scale, bit(i)));
       }
       return;
     }

@@ -40,6 +40,10 @@ ABSL_FLAG(bool, reused_replies, true,
 ABSL_FLAG(int, cores, 2,
           "--validate: CPU cores of the machine the study ran on, shared by all its processes "
           "(this VM: 2)");
+ABSL_FLAG(int, pull_window, 0,
+          "--validate: pull requests in flight per worker and server; 0: all of a clock's at "
+          "once (the default: it calibrates to the link's measured UCX rate), 1: one, as the "
+          "runtime's pull threads send them (it needs more than that rate: README, simulator)");
 ABSL_FLAG(bool, project, false, "project to large clusters");
 ABSL_FLAG(std::string, model, "gpt3-xl", "--project: the layer list");
 ABSL_FLAG(double, gpu_ms, 310, "--project: forward + backward per iteration and GPU");
@@ -249,6 +253,7 @@ int Validate(const std::string& path) {
   cluster.workers = table->workers;
   cluster.servers = table->servers;
   cluster.cores = absl::GetFlag(FLAGS_cores);
+  cluster.pull_window = absl::GetFlag(FLAGS_pull_window);
   const double nominal = absl::GetFlag(FLAGS_nominal_gbps) * 1e9 / 8;
   auto find = [&](const char* config) -> const StudyRow* {
     for (const StudyRow& r : table->rows) {
