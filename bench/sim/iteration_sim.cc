@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <queue>
 
 #include "absl/strings/str_cat.h"
+#include "bench/sim/fair_links.h"
+#include "bench/sim/shared_cores.h"
 
 namespace leeway {
 namespace sim {
@@ -17,7 +20,19 @@ struct Chunk {
   int server = 0;
 };
 
-enum class Kind { kStartClock, kPullArrive, kPullDone, kBackwardEnd, kPushArrive, kApplied, kAck };
+enum class Kind {
+  kStartClock,
+  kPullArrive,
+  kReadDone,
+  kPullDone,
+  kBackwardEnd,
+  kEncoded,
+  kPushArrive,
+  kApplied,
+  kAck,
+  kCpuCheck,  // a CPU job may have ended (`clock`: which check is current)
+  kNetCheck,  // a message on fair links may be through (likewise)
+};
 
 struct Event {
   double t;
@@ -25,7 +40,7 @@ struct Event {
   Kind kind;
   int worker;
   int item;   // chunk, or tensor for kBackwardEnd
-  int clock;
+  int clock;  // the worker's; for kCpuCheck its generation
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
 
@@ -53,19 +68,18 @@ uint64_t Mix(uint64_t x) {
 
 class Simulation {
  public:
+  // CPU processes: each worker's encoder, then each server's.
   Simulation(const std::vector<Tensor>& model, const Cluster& cluster, const Job& job)
-      : model_(model), cl_(cluster), job_(job) {}
+      : model_(model), cl_(cluster), job_(job), cpu_(cluster.cores, cluster.workers + cluster.servers),
+        links_(LinkRates(cluster), cluster.flow_bytes_per_s) {}
 
   Result Run() {
     SplitIntoChunks();
     workers_.resize(cl_.workers);
     worker_tx_.assign(cl_.workers, 0);
     worker_rx_.assign(cl_.workers, 0);
-    encoder_free_.assign(cl_.workers, 0);
     server_tx_.assign(cl_.servers, 0);
     server_rx_.assign(cl_.servers, 0);
-    apply_free_.assign(cl_.servers, 0);
-    core_free_.assign(cl_.cores, 0);
     applied_.assign(chunks_.size() * job_.clocks, 0);
     read_.assign(chunks_.size() * job_.clocks, false);
     parked_.assign(chunks_.size() * job_.clocks, {});
@@ -106,36 +120,81 @@ class Simulation {
     queue_.push(e);
   }
 
-  // A message through the sender's and the receiver's NIC, each a FIFO of
-  // its own (so a busy receiver delays this message, not the sender's next
-  // one to someone else); returns its arrival.
-  double Transfer(double* tx, double tx_rate, double* rx, double rx_rate, double t,
-                  double bytes) {
+  // A message through the sender's and the receiver's NIC; `then` happens
+  // on its arrival. FIFO pipes: each NIC direction a queue of its own (so a
+  // busy receiver delays this message, not the sender's next one to
+  // someone else), and the message arrives after the later of its two.
+  void Transfer(double* tx, double tx_rate, double* rx, double rx_rate, double t, double bytes,
+                Event then) {
     *tx = std::max(t, *tx) + bytes / tx_rate;
     *rx = std::max(t, *rx) + bytes / rx_rate;
-    return std::max(*tx, *rx) + cl_.latency_s;
+    then.t = std::max(*tx, *rx) + cl_.latency_s;
+    Push(then);
   }
-  double ToServer(int w, int s, double t, double bytes) {
-    return Transfer(&worker_tx_[w], cl_.worker_bytes_per_s, &server_rx_[s], cl_.server_bytes_per_s,
-                    t, bytes);
+  void Send(int from_link, int to_link, double t, double bytes, Event then) {
+    net_jobs_.push_back(then);
+    Arrived(links_.Submit(t, from_link, to_link, bytes, net_jobs_.size() - 1));
+    ScheduleNetCheck();
   }
-  double ToWorker(int s, int w, double t, double bytes) {
-    return Transfer(&server_tx_[s], cl_.server_bytes_per_s, &worker_rx_[w], cl_.worker_bytes_per_s,
-                    t, bytes);
+  void Arrived(const std::vector<FairLinks::Done>& done) {
+    for (const FairLinks::Done& d : done) {
+      Event then = net_jobs_[d.token];
+      then.t = d.t + cl_.latency_s;
+      Push(then);
+    }
+  }
+  void ScheduleNetCheck() {
+    const double t = links_.NextEnd();
+    if (t < std::numeric_limits<double>::infinity()) {
+      Push({t, 0, Kind::kNetCheck, 0, 0, ++net_check_});
+    }
+  }
+  // Fair links, numbered: workers' transmit sides, their receive sides,
+  // then the servers' likewise.
+  static std::vector<double> LinkRates(const Cluster& c) {
+    std::vector<double> rates(2 * c.workers, c.worker_bytes_per_s);
+    rates.resize(rates.size() + 2 * c.servers, c.server_bytes_per_s);
+    return rates;
+  }
+  void ToServer(int w, int s, double t, double bytes, Event then) {
+    if (cl_.fair_links) {
+      Send(w, 2 * cl_.workers + cl_.servers + s, t, bytes, then);
+    } else {
+      Transfer(&worker_tx_[w], cl_.worker_bytes_per_s, &server_rx_[s], cl_.server_bytes_per_s, t,
+               bytes, then);
+    }
+  }
+  void ToWorker(int s, int w, double t, double bytes, Event then) {
+    if (cl_.fair_links) {
+      Send(2 * cl_.workers + s, cl_.workers + w, t, bytes, then);
+    } else {
+      Transfer(&server_tx_[s], cl_.server_bytes_per_s, &worker_rx_[w], cl_.worker_bytes_per_s, t,
+               bytes, then);
+    }
   }
 
-  // Runs `seconds` of CPU work for a process that is free at *process_free
-  // from `ready` on, on the earliest free shared core if cores are shared;
-  // returns its end.
-  double RunCpu(double* process_free, double ready, double seconds) {
-    double start = std::max(ready, *process_free);
-    if (!core_free_.empty()) {
-      auto core = std::min_element(core_free_.begin(), core_free_.end());
-      start = std::max(start, *core);
-      *core = start + seconds;
-    }
-    return *process_free = start + seconds;
+  // Runs `seconds` of CPU work for `process` from `now` on (after its
+  // earlier jobs, on the shared cores if they are shared); `then` happens
+  // when it ends.
+  void RunCpu(int process, double now, double seconds, Event then) {
+    cpu_jobs_.push_back(then);
+    Ended(cpu_.Submit(now, process, seconds, cpu_jobs_.size() - 1));
+    ScheduleCpuCheck();
   }
+  void Ended(const std::vector<SharedCores::Done>& done) {
+    for (const SharedCores::Done& d : done) {
+      Event then = cpu_jobs_[d.token];
+      then.t = d.t;
+      Push(then);
+    }
+  }
+  void ScheduleCpuCheck() {
+    const double t = cpu_.NextEnd();
+    if (t < std::numeric_limits<double>::infinity()) {
+      Push({t, 0, Kind::kCpuCheck, 0, 0, ++cpu_check_});
+    }
+  }
+  int ServerProcess(int chunk) const { return cl_.workers + chunks_[chunk].server; }
 
   // What clock `c` pushes, pulls and costs: the dense plan's first.
   Job::Costs At(int c) const {
@@ -171,27 +230,36 @@ class Simulation {
         }
         break;
       }
+      case Kind::kReadDone: {
+        const double bytes =
+            chunks_[e.item].elements * At(e.clock).pull_bytes_per_element + cl_.header_bytes;
+        ToWorker(chunks_[e.item].server, e.worker, e.t, bytes,
+                 {0, 0, Kind::kPullDone, e.worker, e.item, e.clock});
+        break;
+      }
       case Kind::kPullDone: PullDone(e.worker, e.item, e.t); break;
       case Kind::kBackwardEnd: {
         const Tensor& tensor = model_[e.item];
-        const double encoded = RunCpu(&encoder_free_[e.worker], e.t,
-                                      tensor.elements * At(ws.clock).encode_s_per_element);
+        // Counted now, so that the clock cannot end while this encodes.
+        ws.pushes_outstanding += static_cast<int>(tensor_chunks_[e.item].size());
+        --ws.backward_left;
+        RunCpu(e.worker, e.t, tensor.elements * At(ws.clock).encode_s_per_element,
+               {0, 0, Kind::kEncoded, e.worker, e.item, ws.clock});
+        break;
+      }
+      case Kind::kEncoded:
         for (int c : tensor_chunks_[e.item]) {
           const double bytes =
-              chunks_[c].elements * At(ws.clock).push_bytes_per_element + cl_.header_bytes;
-          const double at = ToServer(e.worker, chunks_[c].server, encoded, bytes);
-          ++ws.pushes_outstanding;
-          Push({at, 0, Kind::kPushArrive, e.worker, c, ws.clock});
+              chunks_[c].elements * At(e.clock).push_bytes_per_element + cl_.header_bytes;
+          ToServer(e.worker, chunks_[c].server, e.t, bytes,
+                   {0, 0, Kind::kPushArrive, e.worker, c, e.clock});
         }
-        --ws.backward_left;
         break;
-      }
-      case Kind::kPushArrive: {
-        const double applied = RunCpu(&apply_free_[chunks_[e.item].server], e.t,
-                                      chunks_[e.item].elements * At(e.clock).apply_s_per_element);
-        Push({applied, 0, Kind::kApplied, e.worker, e.item, e.clock});
+      case Kind::kPushArrive:
+        RunCpu(ServerProcess(e.item), e.t,
+               chunks_[e.item].elements * At(e.clock).apply_s_per_element,
+               {0, 0, Kind::kApplied, e.worker, e.item, e.clock});
         break;
-      }
       case Kind::kApplied: {
         if (++applied_[Slot(e.item, e.clock)] == cl_.workers) {
           std::vector<int> waiting;
@@ -204,6 +272,16 @@ class Simulation {
       case Kind::kAck:
         --ws.pushes_outstanding;
         MaybeEndClock(e.worker, e.t);
+        break;
+      case Kind::kNetCheck:
+        if (e.clock != net_check_) break;
+        Arrived(links_.AdvanceTo(e.t));
+        ScheduleNetCheck();
+        break;
+      case Kind::kCpuCheck:
+        if (e.clock != cpu_check_) break;  // a later check replaced this one
+        Ended(cpu_.AdvanceTo(e.t));
+        ScheduleCpuCheck();
         break;
     }
   }
@@ -243,21 +321,17 @@ class Simulation {
     WorkerState& ws = workers_[w];
     if (ws.pull_next[s] >= ws.pull_queue[s].size()) return;
     const int c = ws.pull_queue[s][ws.pull_next[s]++];
-    const double at = ToServer(w, s, t, cl_.header_bytes);
-    Push({at, 0, Kind::kPullArrive, w, c, ws.clock});
+    ToServer(w, s, t, cl_.header_bytes, {0, 0, Kind::kPullArrive, w, c, ws.clock});
   }
 
   void Respond(int w, int c, double t) {
     const int clock = workers_[w].clock;
     const Job::Costs costs = At(clock);
-    const double bytes = chunks_[c].elements * costs.pull_bytes_per_element + cl_.header_bytes;
     const bool first = !read_[Slot(c, clock)];
     read_[Slot(c, clock)] = true;
-    const double read =
-        RunCpu(&apply_free_[chunks_[c].server], t,
-               chunks_[c].elements * (first ? costs.read_s_per_element : costs.reread_s_per_element));
-    const double at = ToWorker(chunks_[c].server, w, read, bytes);
-    Push({at, 0, Kind::kPullDone, w, c, workers_[w].clock});
+    RunCpu(ServerProcess(c), t,
+           chunks_[c].elements * (first ? costs.read_s_per_element : costs.reread_s_per_element),
+           {0, 0, Kind::kReadDone, w, c, clock});
   }
 
   void PullDone(int w, int c, double t) {
@@ -320,8 +394,13 @@ class Simulation {
   std::vector<Chunk> chunks_;
   std::vector<std::vector<int>> tensor_chunks_;
   std::vector<WorkerState> workers_;
-  std::vector<double> worker_tx_, worker_rx_, encoder_free_, server_tx_, server_rx_, apply_free_,
-      core_free_;
+  std::vector<double> worker_tx_, worker_rx_, server_tx_, server_rx_;
+  SharedCores cpu_;
+  std::vector<Event> cpu_jobs_;  // what each CPU job's end sets off, by token
+  int cpu_check_ = 0;
+  FairLinks links_;
+  std::vector<Event> net_jobs_;  // what each message's arrival sets off, by token
+  int net_check_ = 0;
   std::vector<int> applied_;
   std::vector<bool> read_;  // (chunk, clock): pulled once already
   std::vector<std::vector<int>> parked_;
@@ -341,9 +420,10 @@ absl::StatusOr<Result> Simulate(const std::vector<Tensor>& model, const Cluster&
   }
   if (cluster.workers < 1 || cluster.servers < 1 || cluster.worker_bytes_per_s <= 0 ||
       cluster.server_bytes_per_s <= 0 || cluster.latency_s < 0 || cluster.chunk_bytes < 4 ||
-      cluster.cores < 0) {
+      cluster.cores < 0 || cluster.flow_bytes_per_s < 0) {
     return absl::InvalidArgumentError(
-        "need workers, servers >= 1, positive rates, chunks >= 4 bytes, cores >= 0");
+        "need workers, servers >= 1, positive rates, chunks >= 4 bytes, cores >= 0, a flow cap "
+        ">= 0");
   }
   if (job.warmup_clocks < 0 || job.clocks <= job.warmup_clocks || job.gpu_s < 0 ||
       job.jitter < 0 || job.jitter >= 1 || job.straggler <= 0 || job.dense_clocks < 0) {

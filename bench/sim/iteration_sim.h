@@ -7,9 +7,11 @@
 // reverse, encode and push each tensor as its backward ends (or after the
 // whole backward), and end the clock once its pushes are applied. Each NIC
 // direction is a FIFO pipe with a rate, so a server's NIC serializes the
-// incast of many workers (a message takes the later of its two pipes); encode, apply and
-// serving a pull are serial per process, and where the processes share a machine of few
-// cores (the study's VM) they also queue for those cores. Deterministic for a seed. The arithmetic is unit-tested on cases
+// incast of many workers (a message takes the later of its two pipes), or
+// the links are shared fairly among connections (Cluster::fair_links,
+// FairLinks); encode, apply and serving a pull are serial per process, and
+// where the processes share a machine of few cores (the study's VM) they
+// time-share those cores (SharedCores). Deterministic for a seed. The arithmetic is unit-tested on cases
 // worked by hand (iteration_sim_test.cc).
 #ifndef LEEWAY_BENCH_SIM_ITERATION_SIM_H_
 #define LEEWAY_BENCH_SIM_ITERATION_SIM_H_
@@ -44,6 +46,13 @@ struct Cluster {
   // CPU cores all processes share (encodes, applies, pull reads queue for
   // them, first come first served); 0: every process has CPU of its own.
   int cores = 0;
+  // How messages share the links: false, each NIC direction is a FIFO pipe
+  // and a message takes the later of its two; true, the connections (one
+  // per sender and receiver, its messages in order) share every link
+  // max-min fairly as TCP flows do, each at most `flow_bytes_per_s` (0: no
+  // cap; one UCX TCP endpoint gets less than several together).
+  bool fair_links = false;
+  double flow_bytes_per_s = 0;
 };
 
 struct Job {

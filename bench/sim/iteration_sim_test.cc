@@ -48,6 +48,24 @@ TEST_CASE("two workers on one server queue at its NIC") {
   CHECK(r->comm_share == Approx(0.5));
 }
 
+TEST_CASE("on fair links two workers share the server's NIC instead") {
+  // Both pulls at 2,000 B/s, through at 2; compute 2-5; both pushes share
+  // the server's receive side 5-7: 7 s a clock, 4 of them communication.
+  Cluster fair = Slow(2, 1);
+  fair.fair_links = true;
+  auto r = Simulate({{1000, 1.0}}, fair, Plain(3, 5));
+  REQUIRE(r.ok());
+  CHECK(r->seconds_per_clock == Approx(7));
+  CHECK(r->comm_share == Approx(4.0 / 7));
+  // One worker whose connection gets at most half the link: pull 2 s,
+  // compute 3 s, push 2 s.
+  fair.workers = 1;
+  fair.flow_bytes_per_s = 2000;
+  r = Simulate({{1000, 1.0}}, fair, Plain(3, 5));
+  REQUIRE(r.ok());
+  CHECK(r->seconds_per_clock == Approx(7));
+}
+
 TEST_CASE("pipelining overlaps one tensor's push with the next one's backward") {
   // Two tensors, half the compute each, gpu 3 s. With overlap: pulls 0-1 and
   // 1-2, forward 1-1.5 and 2-2.5, backward of tensor 1 2.5-3.5 (its push
@@ -151,8 +169,8 @@ TEST_CASE("a straggler sets the pace of BSP") {
 TEST_CASE("processes on a machine of few cores queue for them") {
   // No network cost, no GPU time; each worker's encode takes 1 s a clock.
   // Each with CPU of its own, both encode at once: 1 s a clock. Sharing one
-  // core, w0 encodes 0-1 and w1 1-2, and the next clock's pulls wait for
-  // w1's push: 2 s a clock.
+  // core, both encode at half speed, 0-2, and the next clock's pulls wait
+  // for their pushes: 2 s a clock.
   Cluster fast = Slow(2, 1);
   fast.worker_bytes_per_s = fast.server_bytes_per_s = 1e18;
   Job job = Plain(0, 5);
@@ -213,6 +231,9 @@ TEST_CASE("bad parameters are errors") {
   CHECK_FALSE(Simulate({{10, 1.0}}, Slow(1, 1), job).ok());
   Cluster negative = Slow(1, 1);
   negative.cores = -1;
+  CHECK_FALSE(Simulate({{10, 1.0}}, negative, Plain(1, 3)).ok());
+  negative.cores = 0;
+  negative.flow_bytes_per_s = -1;
   CHECK_FALSE(Simulate({{10, 1.0}}, negative, Plain(1, 3)).ok());
 }
 
