@@ -20,6 +20,12 @@ bool DetectF16c() {
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
   return DetectAvx2() && (ecx & (1u << 29)) != 0;
 }
+
+// __builtin_cpu_supports also checks that the OS saves the ZMM state.
+bool DetectAvx512() {
+  __builtin_cpu_init();
+  return DetectAvx2() && __builtin_cpu_supports("avx512f");
+}
 #endif
 
 }  // namespace
@@ -36,6 +42,15 @@ bool CpuHasAvx2() {
 bool CpuHasF16c() {
 #ifdef LEEWAY_HAVE_AVX2_PATH
   static const bool has = DetectF16c();
+  return has;
+#else
+  return false;
+#endif
+}
+
+bool CpuHasAvx512() {
+#ifdef LEEWAY_HAVE_AVX2_PATH
+  static const bool has = DetectAvx512();
   return has;
 #else
   return false;

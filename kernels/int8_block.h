@@ -8,8 +8,9 @@
 //
 // The max's loop also finds a non-finite v (encode_guard.h): the bucket
 // holding one is not written, and the call stops there. On x86-64 CPUs
-// with AVX2 sixteen elements share a vector of eight dither hashes (chosen
-// at run time); elsewhere the scalar loop runs. Both round in the same
+// with AVX2 sixteen elements share a vector of eight dither hashes, with
+// AVX-512 thirty-two a vector of sixteen (the widest the CPU runs is chosen
+// at run time); elsewhere the scalar loop runs. All round in the same
 // order without fused multiply-adds, so payloads and residuals are
 // bit-identical. Thread-safe.
 #ifndef LEEWAY_KERNELS_INT8_BLOCK_H_
@@ -28,10 +29,16 @@ size_t EncodeInt8Buckets(uint32_t bucket, uint32_t dither_seed, size_t n,
                          size_t begin, size_t end, const float* g, float* r,
                          uint8_t* body);
 
-// The scalar version, for tests that compare the two paths.
-size_t EncodeInt8BucketsScalar(uint32_t bucket, uint32_t dither_seed, size_t n,
-                               size_t begin, size_t end, const float* g,
-                               float* r, uint8_t* body);
+// The loops by name, for tests that compare them.
+enum class Int8Path { kScalar, kAvx2, kAvx512 };
+
+// Whether this CPU and build can take `path`.
+bool CanTakeInt8Path(Int8Path path);
+
+// EncodeInt8Buckets on `path`, which CanTakeInt8Path must allow.
+size_t EncodeInt8BucketsOn(Int8Path path, uint32_t bucket, uint32_t dither_seed,
+                           size_t n, size_t begin, size_t end, const float* g,
+                           float* r, uint8_t* body);
 
 }  // namespace codec_internal
 }  // namespace leeway

@@ -103,9 +103,46 @@ __attribute__((target("avx2"))) size_t EncodeSignAvx2(
   return end - begin;
 }
 
+__attribute__((target("avx2"))) void DecodeSignValuesAvx2(const uint8_t* bits,
+                                                          uint32_t scale_bits, size_t from,
+                                                          size_t to, float* dst) {
+  size_t i = from;
+  const size_t first = std::min(to, (from + 7) / 8 * 8);
+  DecodeSignValuesScalar(bits, scale_bits, i, first, dst);
+  i = first;
+  // Lane j tests bit j of the byte; a set bit becomes the sign bit.
+  const __m256i lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m256i sign = _mm256_set1_epi32(INT32_MIN);
+  const __m256i scale = _mm256_set1_epi32(static_cast<int>(scale_bits));
+  for (; i + 8 <= to; i += 8) {
+    const __m256i byte = _mm256_set1_epi32(bits[i / 8]);
+    const __m256i set =
+        _mm256_cmpeq_epi32(_mm256_and_si256(byte, lane_bits), lane_bits);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (i - from)),
+                        _mm256_xor_si256(scale, _mm256_and_si256(set, sign)));
+  }
+  DecodeSignValuesScalar(bits, scale_bits, i, to, dst + (i - from));
+}
+
 #endif  // LEEWAY_HAVE_AVX2_PATH
 
 }  // namespace
+
+void DecodeSignValuesScalar(const uint8_t* bits, uint32_t scale_bits, size_t from,
+                            size_t to, float* dst) {
+  for (size_t i = from; i < to; ++i) {
+    const uint32_t bit = (bits[i / 8] >> (i % 8)) & 1u;
+    dst[i - from] = BitsFloat(scale_bits ^ (bit << 31));
+  }
+}
+
+void DecodeSignValues(const uint8_t* bits, uint32_t scale_bits, size_t from, size_t to,
+                      float* dst) {
+#ifdef LEEWAY_HAVE_AVX2_PATH
+  if (CpuHasAvx2()) return DecodeSignValuesAvx2(bits, scale_bits, from, to, dst);
+#endif
+  DecodeSignValuesScalar(bits, scale_bits, from, to, dst);
+}
 
 size_t EncodeSignBucketsScalar(uint32_t bucket, size_t n, size_t begin,
                                size_t end, const float* g, float* r,

@@ -29,6 +29,18 @@ size_t EncodeSignBucketsScalar(uint32_t bucket, size_t n, size_t begin,
                                size_t end, const float* g, float* r,
                                uint8_t* body);
 
+// Decoding: the values of elements [from, to) of one bucket into
+// dst[0, to - from): the scale (its bits, `scale_bits`) with the sign bit
+// flipped where the element's bit in `bits` (the body's bit array) is set,
+// so a set bit gives -scale bit for bit. Any from and to; on AVX2 CPUs
+// eight elements from one byte at a time.
+void DecodeSignValues(const uint8_t* bits, uint32_t scale_bits, size_t from,
+                      size_t to, float* dst);
+
+// The scalar version, for tests that compare the two paths.
+void DecodeSignValuesScalar(const uint8_t* bits, uint32_t scale_bits,
+                            size_t from, size_t to, float* dst);
+
 }  // namespace codec_internal
 }  // namespace leeway
 

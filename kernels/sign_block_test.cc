@@ -65,6 +65,56 @@ TEST_CASE("a sign bucket's scale is its mean magnitude and r keeps the rest") {
   CHECK(r[16] == 0.0f);
 }
 
+TEST_CASE("sign values decode from any element, on every path alike") {
+  INFO("hardware path: " << (CpuHasAvx2() ? "AVX2" : "none (scalar only)"));
+  // 5 bytes of bits; ranges that start and end mid-byte, on byte edges,
+  // shorter than a byte and empty.
+  const uint8_t bits[] = {0b10110001, 0xFF, 0x00, 0b01010101, 0b10000000};
+  const float scale = 0.375f;
+  uint32_t scale_bits;
+  std::memcpy(&scale_bits, &scale, 4);
+  auto expected = [&](size_t i) { return ((bits[i / 8] >> (i % 8)) & 1) ? -scale : scale; };
+  for (size_t from : {0, 3, 8, 13}) {
+    for (size_t to : {from, from + 1, size_t{16}, size_t{29}, size_t{40}}) {
+      if (to < from) continue;
+      INFO("from=" << from << " to=" << to);
+      std::vector<float> fast(to - from + 1, 7.0f), scalar(to - from + 1, 7.0f);
+      DecodeSignValues(bits, scale_bits, from, to, fast.data());
+      DecodeSignValuesScalar(bits, scale_bits, from, to, scalar.data());
+      for (size_t i = from; i < to; ++i) {
+        CHECK(fast[i - from] == expected(i));
+        CHECK(std::signbit(scalar[i - from]) == std::signbit(expected(i)));
+      }
+      CHECK(fast.back() == 7.0f);  // nothing written past to
+      CHECK(std::memcmp(fast.data(), scalar.data(), 4 * fast.size()) == 0);
+    }
+  }
+  // A zero scale with a set bit is -0, bit for bit.
+  float zero;
+  DecodeSignValues(bits, 0, 0, 1, &zero);
+  CHECK(std::signbit(zero));
+}
+
+TEST_CASE("a decode over a range that starts mid-byte and mid-bucket") {
+  // The encoder's payload, decoded over [5, 2059) with buckets of 16 (the
+  // range crosses 129 buckets and starts and ends inside bytes).
+  const size_t n = 2100;
+  const uint32_t bucket = 16;
+  auto g = Gradient(n, 3);
+  std::vector<uint8_t> body(DenseBodyBytes(CodecId::kSign, n, bucket));
+  EncodeSignBuckets(bucket, n, 0, n, g.data(), nullptr, body.data());
+  std::vector<float> whole(n), part(n, 0.0f);
+  DecodeDenseRange(CodecId::kSign, bucket, n, body.data(), 0, n,
+                   [&](size_t i, float v) { whole[i] = v; });
+  DecodeDenseRange(CodecId::kSign, bucket, n, body.data(), 5, 2059,
+                   [&](size_t i, float v) { part[i] = v; });
+  for (size_t i = 0; i < n; ++i) {
+    INFO("i=" << i);
+    CHECK(part[i] == (i >= 5 && i < 2059 ? whole[i] : 0.0f));
+    CHECK(std::signbit(whole[i]) == std::signbit(g[i]));
+  }
+}
+
 }  // namespace
 }  // namespace codec_internal
 }  // namespace leeway
