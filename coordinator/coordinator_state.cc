@@ -225,7 +225,18 @@ absl::Status CoordinatorState::ReportStats(const v1::StatsReport& report) {
     w.norm_end = l.gradient_norm();
     w.latest = l;
   }
+  if (plan_unmeasured_ && AllWorkersMeasured()) Replan("first measurements");
   return absl::OkStatus();
+}
+
+bool CoordinatorState::AllWorkersMeasured() const {
+  const std::vector<uint32_t> live = members_.Ranks(MemberRole::kWorker, MemberHealth::kAlive);
+  if (live.empty()) return false;
+  for (uint32_t rank : live) {
+    auto it = worker_stats_.find(rank);
+    if (it == worker_stats_.end() || it->second.bandwidth_bytes_per_sec() <= 0) return false;
+  }
+  return true;
 }
 
 v1::CompressionPlan CoordinatorState::GetPlan() const {
@@ -314,6 +325,7 @@ void CoordinatorState::Replan(const char* why) {
   }
   plan_ = plan;
   plan_clock_ = job.clock;
+  plan_unmeasured_ = unmeasured;
   for (auto& [id, w] : layer_stats_) {  // a new window
     w.norm_start = w.norm_end;
   }

@@ -9,7 +9,9 @@
 // - Plans are recomputed every `plan_window` clocks of the slowest worker
 //   and whenever the policy changes; each has a version and takes effect
 //   at the clock boundary after the fastest worker's clock. Until workers
-//   have reported a bandwidth, the plan is dense.
+//   have reported a bandwidth, the adaptive plan is dense; once every live
+//   worker has reported one, the next plan is made at once rather than at
+//   the end of the window, so a job runs dense for its first clock or two.
 // - Statistics keep the latest report per member and, per layer, the
 //   gradient norm at the start and end of the current window: bounded.
 // Thread-safe; time comes in as an argument.
@@ -82,6 +84,8 @@ class CoordinatorState {
   };
 
   void Replan(const char* why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether every live worker has reported a bandwidth.
+  bool AllWorkersMeasured() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint32_t MinWorkerClock() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint32_t MaxWorkerClock() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -94,6 +98,7 @@ class CoordinatorState {
   v1::ShardMap shard_map_ ABSL_GUARDED_BY(mu_);  // version 0: none yet
   v1::CompressionPlan plan_ ABSL_GUARDED_BY(mu_);
   uint32_t plan_clock_ ABSL_GUARDED_BY(mu_) = 0;  // min clock at the last plan
+  bool plan_unmeasured_ ABSL_GUARDED_BY(mu_) = false;  // adaptive, no bandwidth yet
   std::map<uint32_t, LayerWindow> layer_stats_ ABSL_GUARDED_BY(mu_);
   std::map<uint32_t, v1::WorkerStats> worker_stats_ ABSL_GUARDED_BY(mu_);
   std::map<uint32_t, v1::ServerStats> server_stats_ ABSL_GUARDED_BY(mu_);

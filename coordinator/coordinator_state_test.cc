@@ -54,7 +54,30 @@ TEST_CASE("the shard map waits for the servers, then stays fixed") {
   CHECK(state.GetShardMap(1).ok());
 }
 
-TEST_CASE("plans start dense, then follow the controller every window") {
+v1::StatsReport SlowNetworkReport(uint32_t rank) {
+  v1::StatsReport report;
+  report.set_role(v1::ROLE_WORKER);
+  report.set_rank(rank);
+  report.mutable_worker()->set_bandwidth_bytes_per_sec(1e6);
+  report.mutable_worker()->set_backward_ms(1000);
+  for (uint32_t id = 0; id < 3; ++id) {
+    v1::LayerStats* l = report.add_layers();
+    l->set_layer(id);
+    l->set_gradient_norm(1.0);
+  }
+  return report;
+}
+
+void BeatAt(CoordinatorState& state, const v1::RegisterResponse& w, uint32_t clock) {
+  v1::HeartbeatRequest beat;
+  beat.set_role(v1::ROLE_WORKER);
+  beat.set_rank(w.rank());
+  beat.set_incarnation(w.incarnation());
+  beat.set_clock(clock);
+  REQUIRE(state.Heartbeat(beat, kT0 + absl::Seconds(1)).ok());
+}
+
+TEST_CASE("plans start dense, follow the first measurements at once, then every window") {
   CoordinatorState state(Config(), ControllerPolicy(), kT0);
   for (int i = 0; i < 2; ++i) REQUIRE(state.Register(Request(v1::ROLE_SERVER), kT0).ok());
   auto w0 = state.Register(Request(v1::ROLE_WORKER), kT0);
@@ -64,39 +87,35 @@ TEST_CASE("plans start dense, then follow the controller every window") {
   CHECK(first.version() == 1);
   CHECK(first.effective_clock() == 0);  // from the start
   for (const auto& l : first.layers()) CHECK(l.codec() == v1::CODEC_NONE);
-  // Workers report a slow network and a long backward pass.
-  for (uint32_t rank : {w0->rank(), w1->rank()}) {
-    v1::StatsReport report;
-    report.set_role(v1::ROLE_WORKER);
-    report.set_rank(rank);
-    report.mutable_worker()->set_bandwidth_bytes_per_sec(1e6);
-    report.mutable_worker()->set_backward_ms(1000);
-    for (uint32_t id = 0; id < 3; ++id) {
-      v1::LayerStats* l = report.add_layers();
-      l->set_layer(id);
-      l->set_gradient_norm(1.0);
-    }
-    REQUIRE(state.ReportStats(report).ok());
-  }
-  // A window of clocks passes on both workers.
-  for (const auto& w : {*w0, *w1}) {
-    v1::HeartbeatRequest beat;
-    beat.set_role(v1::ROLE_WORKER);
-    beat.set_rank(w.rank());
-    beat.set_incarnation(w.incarnation());
-    beat.set_clock(10);
-    REQUIRE(state.Heartbeat(beat, kT0 + absl::Seconds(1)).ok());
-  }
+  // One worker's measurement is not the job's: the plan stays dense.
+  BeatAt(state, *w0, 1);
+  BeatAt(state, *w1, 1);
+  REQUIRE(state.ReportStats(SlowNetworkReport(w0->rank())).ok());
+  CHECK(state.GetPlan().version() == 1);
+  // Both workers report a slow network and a long backward pass: a plan
+  // follows at once, from the next clock.
+  REQUIRE(state.ReportStats(SlowNetworkReport(w1->rank())).ok());
   v1::CompressionPlan second = state.GetPlan();
   CHECK(second.version() == 2);
-  CHECK(second.effective_clock() == 11);
+  CHECK(second.effective_clock() == 2);
   CHECK(second.budget_bytes_per_iteration() == 1000000);
   CHECK(second.layers(0).codec() == v1::CODEC_NONE);  // small
   CHECK(second.layers(1).codec() == v1::CODEC_TOPK);
+  // Later reports wait for the window.
+  REQUIRE(state.ReportStats(SlowNetworkReport(w0->rank())).ok());
+  BeatAt(state, *w0, 10);
+  BeatAt(state, *w1, 10);
+  CHECK(state.GetPlan().version() == 2);
+  // A window of clocks passes on both workers.
+  BeatAt(state, *w0, 11);
+  BeatAt(state, *w1, 11);
+  v1::CompressionPlan third = state.GetPlan();
+  CHECK(third.version() == 3);
+  CHECK(third.effective_clock() == 12);
   // A policy set by the operator applies at once.
   auto fixed = state.SetPolicy("fixed:int8");
   REQUIRE(fixed.ok());
-  CHECK(fixed->version() == 3);
+  CHECK(fixed->version() == 4);
   CHECK(fixed->layers(2).codec() == v1::CODEC_INT8);
   CHECK(state.SetPolicy("fixed:bogus").status().code() ==
         absl::StatusCode::kInvalidArgument);

@@ -35,7 +35,8 @@ ABSL_FLAG(std::string, validate, "", "a comm_study table (.md) to calibrate and 
 ABSL_FLAG(double, nominal_gbps, 1, "--validate: the link rate the study ran at (Gbit/s)");
 ABSL_FLAG(int, adaptive_dense_clocks, 5,
           "--validate: clocks an adaptive run starts with on a dense plan (the runtime's first "
-          "plan waits for a measurement of the link: 5 in the studies of 2026-12-03)");
+          "plan waits for a measurement of the link: 5 in the studies of 2026-12-03 and 04; "
+          "since 2026-12-05 the plan follows the first measurement, 2)");
 ABSL_FLAG(bool, reused_replies, true,
           "the servers build a reply once for every pull naming the same versions (servers "
           "since 2026-12-04; --validate=false for tables measured before)");
