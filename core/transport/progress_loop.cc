@@ -325,10 +325,15 @@ void ProgressLoop::MaybeTick(absl::Time now) {
 
 void ProgressLoop::Run() {
   absl::Time last_event = absl::Now();
+  // When the thread last woke from a sleep, until the next event.
+  absl::Time woke_at = absl::InfinitePast();
+  SpinPolicy policy(options_.busy_poll);
+  absl::Duration spin = policy.spin();
   uint64_t rounds = 0;
   uint64_t idle_rounds = 0;
   uint64_t caller_turns = 0;
   bool saw_event = false;
+  bool armed_busy = false;
   while (!stop_requested_.load(std::memory_order_relaxed)) {
     std::unique_lock<std::mutex> lock(worker_mu_, std::try_to_lock);
     if (!lock.owns_lock()) {
@@ -340,11 +345,33 @@ void ProgressLoop::Run() {
     t_holding = this;
     bool busy = ucp_worker_progress(worker_) != 0;
     busy |= RunPosted();
-    // The clock costs more than a progress call: read it every 16th round.
+    if (busy && idle_rounds > 0 && !armed_busy) {
+      // An idle gap ended. Slept through: would polling have caught it?
+      // Caught while polling: it would. (Not counted: an event that came
+      // while arming, which says nothing about the gaps.)
+      const absl::Duration gap = woke_at == absl::InfinitePast()
+                                     ? absl::ZeroDuration()
+                                     : woke_at - last_event;
+      policy.OnGap(gap);
+      spin = policy.spin();
+      spin_ns_.store(absl::ToInt64Nanoseconds(spin), std::memory_order_relaxed);
+      if (woke_at != absl::InfinitePast()) last_event = woke_at;
+      woke_at = absl::InfinitePast();
+    }
+    armed_busy = false;
     idle_rounds = busy ? 0 : idle_rounds + 1;
     saw_event |= busy;
     bool sleep = false;
-    if (++rounds % 16 == 0) {
+    if (idle_rounds > 0 && spin == absl::ZeroDuration()) {
+      // Nothing to poll for: read the clock for the ticks (a sleep costs
+      // more than the read) and sleep at once.
+      const absl::Time now = now_ = absl::Now();
+      MaybeTick(now);
+      if (saw_event) last_event = now;
+      saw_event = false;
+      sleep = true;
+    } else if (++rounds % 16 == 0) {
+      // The clock costs more than a progress call: read it every 16th round.
       const absl::Time now = now_ = absl::Now();
       MaybeTick(now);
       if (saw_event) last_event = now;
@@ -356,10 +383,13 @@ void ProgressLoop::Run() {
       const bool callers_active = turns != caller_turns;
       caller_turns = turns;
       sleep = idle_rounds >= 16 &&
-              (callers_active || now - last_event >= options_.busy_poll);
+              (callers_active || now - last_event >= spin);
     }
     // Arm under the lock; UCS_ERR_BUSY means events are already pending.
-    if (sleep && ucp_worker_arm(worker_) == UCS_ERR_BUSY) sleep = false;
+    if (sleep && ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
+      sleep = false;
+      armed_busy = true;
+    }
     if (sleep) {
       sleeping_.store(true);
       if (pending_.load() != 0 || stop_requested_.load()) {
@@ -371,7 +401,7 @@ void ProgressLoop::Run() {
     lock.unlock();
     if (sleep) {
       Sleep(options_.tick);
-      last_event = absl::Now() - options_.busy_poll / 2;
+      woke_at = absl::Now();
     }
   }
   std::lock_guard<std::mutex> lock(worker_mu_);

@@ -8,11 +8,16 @@
 // costs two context switches per operation. The progress thread polls while
 // traffic flows and, after `busy_poll` without events, arms the worker and
 // sleeps on UCX's wakeup fd (plus an eventfd for Post), so an idle process
-// costs no CPU (shared/notes/ucx.md); while a caller drives, it stays out of
-// the way, and while callers send on their own threads it sleeps as soon as
-// the worker is idle instead of polling (on two cores a polling thread
-// took the CPU the sender needed). `on_tick` runs at least every `tick` for deadlines and
-// keepalives, on whichever thread drives.
+// costs no CPU (shared/notes/ucx.md). It polls after an event only while
+// polling pays (SpinPolicy): a stream of messages on loopback or shared
+// memory is polled for; one on a slow TCP link, where each poll is a system
+// call that would not catch the next message anyway, is slept for (such
+// polls took a third of two cores' CPU in a 1 Gbit/s study run). While a
+// caller drives, it stays out of the way, and while callers send on their
+// own threads it sleeps as soon as the worker is idle instead of polling
+// (on two cores a polling thread took the CPU the sender needed). `on_tick`
+// runs at least every `tick` for deadlines and keepalives, on whichever
+// thread drives.
 //
 // Thread-safety: Post(), RunOrPost(), TryDrive() and Stop() from any thread;
 // the rest only with the worker lock held (inside posted work, callbacks
@@ -32,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/transport/spin_policy.h"
 
 namespace leeway {
 
@@ -100,6 +106,12 @@ class ProgressLoop {
   // at once.
   void HandBack();
 
+  // How long to poll after an event before sleeping, as SpinPolicy says
+  // now. Any thread.
+  absl::Duration spin() const {
+    return absl::Nanoseconds(spin_ns_.load(std::memory_order_relaxed));
+  }
+
   // Stops and joins the thread; idempotent.
   void Stop();
 
@@ -150,6 +162,7 @@ class ProgressLoop {
   // bumps pending_ then checks sleeping_ (both sequentially consistent).
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> napping_{false};
+  std::atomic<int64_t> spin_ns_{absl::ToInt64Nanoseconds(options_.busy_poll)};
   std::atomic<uint64_t> pending_{0};
   // Bumped by each Guard a caller takes (and by TryDrive): the loop thread
   // does not busy-poll while callers use the worker.

@@ -211,17 +211,20 @@ void Transport::Impl::SetHandler(MessageKind kind, MessageHandler handler,
 
 absl::Status Transport::Impl::Wait(const Ticket& ticket, absl::Time deadline) {
   // Drive UCX here while operations keep completing (no hand-over, no
-  // context switch); once nothing has happened for `busy_poll`, or another
-  // thread drives, sleep on the ticket and let the progress thread work.
+  // context switch); once nothing has happened for the loop's spin (at most
+  // `busy_poll`, none where polling has not been catching events:
+  // progress_loop.h), or another thread drives, sleep on the ticket and let
+  // the progress thread work.
+  const absl::Duration spin = loop_->spin();
   absl::Time last_event = absl::InfinitePast();
   while (!ticket.done()) {
     bool busy = false;
     if (!loop_->TryDrive(&busy)) break;
     const absl::Time now = loop_->CachedNow();
-    if (now >= deadline) break;
+    if (now >= deadline || (!busy && spin == absl::ZeroDuration())) break;
     if (busy || last_event == absl::InfinitePast()) {
       last_event = now;
-    } else if (now - last_event > options_.busy_poll) {
+    } else if (now - last_event > spin) {
       break;
     }
   }

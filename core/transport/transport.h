@@ -62,7 +62,8 @@ struct TransportOptions {
   absl::Duration handshake_timeout = absl::Seconds(5);
   // A peer silent this long is lost; keepalives go out after a quarter.
   absl::Duration peer_timeout = absl::Seconds(3);
-  // Poll this long after the last event before sleeping on the wakeup fd.
+  // Poll this long after the last event before sleeping on the wakeup fd,
+  // where polling catches events (spin_policy.h; not on a slow TCP link).
   // Short: on few cores a polling thread steals the CPU its peers need
   // (bench/transport_bench --busy_poll_us measured 50 us best on 2 cores).
   absl::Duration busy_poll = absl::Microseconds(50);
