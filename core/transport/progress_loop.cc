@@ -328,7 +328,6 @@ void ProgressLoop::Run() {
   // When the thread last woke from a sleep, until the next event.
   absl::Time woke_at = absl::InfinitePast();
   SpinPolicy policy(options_.busy_poll);
-  absl::Duration spin = policy.spin();
   uint64_t rounds = 0;
   uint64_t idle_rounds = 0;
   uint64_t caller_turns = 0;
@@ -349,29 +348,27 @@ void ProgressLoop::Run() {
       // An idle gap ended. Slept through: would polling have caught it?
       // Caught while polling: it would. (Not counted: an event that came
       // while arming, which says nothing about the gaps.)
-      const absl::Duration gap = woke_at == absl::InfinitePast()
-                                     ? absl::ZeroDuration()
-                                     : woke_at - last_event;
+      absl::Duration gap = absl::ZeroDuration();
+      if (woke_at != absl::InfinitePast()) {
+        gap = woke_at - last_event;
+        last_event = woke_at;
+        woke_at = absl::InfinitePast();
+      }
       policy.OnGap(gap);
-      spin = policy.spin();
-      spin_ns_.store(absl::ToInt64Nanoseconds(spin), std::memory_order_relaxed);
-      if (woke_at != absl::InfinitePast()) last_event = woke_at;
-      woke_at = absl::InfinitePast();
+      spin_ns_.store(absl::ToInt64Nanoseconds(policy.spin()),
+                     std::memory_order_relaxed);
     }
     armed_busy = false;
     idle_rounds = busy ? 0 : idle_rounds + 1;
     saw_event |= busy;
     bool sleep = false;
-    if (idle_rounds > 0 && spin == absl::ZeroDuration()) {
-      // Nothing to poll for: read the clock for the ticks (a sleep costs
-      // more than the read) and sleep at once.
-      const absl::Time now = now_ = absl::Now();
-      MaybeTick(now);
-      if (saw_event) last_event = now;
-      saw_event = false;
-      sleep = true;
-    } else if (++rounds % 16 == 0) {
-      // The clock costs more than a progress call: read it every 16th round.
+    // Nothing to poll for: sleep at once, after a clock read for the ticks
+    // (a sleep costs more than the read).
+    const bool sleep_now =
+        idle_rounds > 0 && policy.spin() == absl::ZeroDuration();
+    // Else the clock costs more than a progress call: read it every 16th
+    // round.
+    if (++rounds % 16 == 0 || sleep_now) {
       const absl::Time now = now_ = absl::Now();
       MaybeTick(now);
       if (saw_event) last_event = now;
@@ -382,8 +379,9 @@ void ProgressLoop::Run() {
       const uint64_t turns = caller_turns_.load(std::memory_order_relaxed);
       const bool callers_active = turns != caller_turns;
       caller_turns = turns;
-      sleep = idle_rounds >= 16 &&
-              (callers_active || now - last_event >= spin);
+      sleep = sleep_now ||
+              (idle_rounds >= 16 &&
+               (callers_active || now - last_event >= policy.spin()));
     }
     // Arm under the lock; UCS_ERR_BUSY means events are already pending.
     if (sleep && ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
