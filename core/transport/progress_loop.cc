@@ -65,6 +65,13 @@ std::string ConfiguredTransports(const ucp_config_t* config) {
 
 absl::StatusOr<std::unique_ptr<ProgressLoop>> ProgressLoop::Create(
     const Options& options) {
+  // UCX 1.13's rendezvous over TCP by PUT zcopy fails an assertion and
+  // aborts the process when its peer dies mid-transfer (tcp_ep.c,
+  // PUT_TX_WAITING_ACK; a server in transport_process_test died of it when
+  // a client was killed). Without it, rendezvous over TCP goes by active
+  // messages. The UCT options are read from the environment when the
+  // worker opens its interfaces; a user's own setting wins.
+  setenv("UCX_TCP_PUT_ENABLE", "n", /*overwrite=*/0);
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return UcsToStatus(st, "ucp_config_read");

@@ -179,6 +179,12 @@ class Transport::Impl {
                            void* user_data);
   // Finishes the send (its ticket, its call) and releases ctx.
   absl::Status OnSendDone(SendContext* ctx, ucs_status_t status);
+  // What a transfer (`what`: "send", "rendezvous receive") with `peer`
+  // that UCX ended with `status` returns: UCX cancels the transfers of an
+  // endpoint that fails or closes, which to the caller is the peer being
+  // unavailable (CANCELLED only while this transport stops).
+  absl::Status TransferResult(PeerId peer, ucs_status_t status,
+                              const char* what) const;
   void StartCall(Session* session, const WireHeader& header,
                  std::vector<uint8_t> owned, absl::Span<const uint8_t> lent,
                  absl::Span<uint8_t> reply_buffer, absl::Time deadline,

@@ -237,7 +237,8 @@ void Transport::Impl::RecvCallback(void* request, ucs_status_t status,
 
 void Transport::Impl::OnRecvDone(RecvContext* ctx, ucs_status_t status) {
   recvs_in_flight_.erase(ctx);
-  const absl::Status result = UcsToStatus(status, "rendezvous receive");
+  const absl::Status result =
+      TransferResult(ctx->message.peer, status, "rendezvous receive");
   if (!result.ok() && status != UCS_ERR_CANCELED) {
     OnTransferError(ctx->message.peer, result);
   }

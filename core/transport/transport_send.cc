@@ -155,11 +155,20 @@ void Transport::Impl::SendCallback(void* request, ucs_status_t status,
   ucp_request_free(request);
 }
 
+absl::Status Transport::Impl::TransferResult(PeerId peer, ucs_status_t status,
+                                             const char* what) const {
+  if (status == UCS_OK) return absl::OkStatus();
+  if (status == UCS_ERR_CANCELED && !stopping_) {
+    return absl::UnavailableError(absl::StrCat(
+        what, " with peer ", peer, " cancelled: its endpoint failed or closed"));
+  }
+  return UcsToStatus(status, what);
+}
+
 absl::Status Transport::Impl::OnSendDone(SendContext* ctx,
                                          ucs_status_t status) {
   if (ctx->in_flight) sends_in_flight_.erase(ctx);
-  absl::Status result =
-      status == UCS_OK ? absl::OkStatus() : UcsToStatus(status, "send");
+  absl::Status result = TransferResult(ctx->peer, status, "send");
   if (!result.ok() && status != UCS_ERR_CANCELED) {
     OnTransferError(ctx->peer, result);
   }
