@@ -129,6 +129,16 @@ TEST_CASE("two processes exchange 10,000 mixed-size messages with checksums") {
   }
 }
 
+// One 8 MiB echo (PULL) from `local` to `peer`: how it ended.
+absl::Status BigCall(Transport& local, PeerId peer) {
+  std::vector<uint8_t> big(8 << 20, 0x5A), reply(8 << 20);
+  WireHeader h;
+  h.kind = MessageKind::kPull;
+  return local
+      .Call(peer, h, big, absl::MakeSpan(reply), absl::Now() + absl::Seconds(20))
+      .Wait(absl::Now() + absl::Seconds(30));
+}
+
 TEST_CASE("a peer killed with SIGKILL mid-transfer never hangs the others") {
   for (const Setting& s : {kTcp, kShm}) {
     SECTION(s.name) {
@@ -144,24 +154,42 @@ TEST_CASE("a peer killed with SIGKILL mid-transfer never hangs the others") {
       auto local = LocalTransport(s, 2);
       auto peer = ConnectLocal(*local, s, server);
       REQUIRE(peer.ok());
-      std::vector<uint8_t> big(8 << 20, 0x5A), reply(8 << 20);
-      WireHeader h;
-      h.kind = MessageKind::kPull;
-      REQUIRE(local->Call(*peer, h, big, absl::MakeSpan(reply),
-                          absl::Now() + absl::Seconds(20))
-                  .Wait(absl::Now() + absl::Seconds(30))
-                  .ok());
+      REQUIRE(BigCall(*local, *peer).ok());
       (*blaster)->Signal(SIGKILL);
       REQUIRE((*blaster)->Wait(absl::Now() + absl::Seconds(10)).ok());
-      REQUIRE(local->Call(*peer, h, big, absl::MakeSpan(reply),
-                          absl::Now() + absl::Seconds(20))
-                  .Wait(absl::Now() + absl::Seconds(30))
-                  .ok());
+      const absl::Time killed = absl::Now();
+      const absl::Status after = BigCall(*local, *peer);
+      INFO(after << "\nserver log:\n" << server.process->Output());
+      if (std::string(s.via) == "address" && !after.ok()) {
+        // The kill landed inside a send into the server's shared-memory
+        // FIFO and wedged it (the next test makes that happen on purpose):
+        // the survivor must learn it within the peer timeout.
+        CHECK(after.code() == absl::StatusCode::kUnavailable);
+        CHECK(absl::Now() - killed < absl::Seconds(8));
+        WARN("the killed blaster wedged the server's shared-memory FIFO");
+      } else {
+        CHECK(after.ok());
+      }
+    }
+  }
+}
 
-      // Now the server dies with many large calls in flight: each fails
-      // with UNAVAILABLE within the peer timeout, none hangs.
+TEST_CASE("a server killed with large calls in flight fails each of them in time") {
+  for (const Setting& s : {kTcp, kShm}) {
+    SECTION(s.name) {
+      const std::string dir = MakeTempDir("server_kill");
+      Server server = StartServer(s, dir);
+      auto local = LocalTransport(s, 2);
+      auto peer = ConnectLocal(*local, s, server);
+      REQUIRE(peer.ok());
+      REQUIRE(BigCall(*local, *peer).ok());
+      // Each call fails with UNAVAILABLE within the peer timeout, none
+      // hangs.
+      std::vector<uint8_t> big(8 << 20, 0x5A);
       std::vector<std::vector<uint8_t>> replies(8, std::vector<uint8_t>(8 << 20));
       std::vector<Ticket> pending;
+      WireHeader h;
+      h.kind = MessageKind::kPull;
       for (auto& r : replies) {
         pending.push_back(local->Call(*peer, h, big, absl::MakeSpan(r),
                                       absl::Now() + absl::Seconds(60)));
@@ -186,6 +214,46 @@ TEST_CASE("a peer killed with SIGKILL mid-transfer never hangs the others") {
                 .code() == absl::StatusCode::kUnavailable);
     }
   }
+}
+
+// UCX 1.13's shared-memory transport has one receive FIFO per process that
+// every sender reserves slots in; a sender that dies between reserving a
+// slot and publishing it stops that FIFO for good. shm_wedge_peer dies
+// exactly there. The receiver's other shared-memory peers must fail within
+// the peer timeout instead of hanging, and its TCP peers must not notice.
+TEST_CASE("a shared-memory peer that dies inside a send: the others fail in time, TCP goes on") {
+  const Setting both{"shared memory and tcp", "sm,self,tcp", "address"};
+  const std::string dir = MakeTempDir("wedge");
+  Server server = StartServer(both, dir);
+  auto local = LocalTransport(both, 2);
+  auto peer = ConnectLocal(*local, both, server);
+  REQUIRE(peer.ok());
+  REQUIRE(local->PeerTransportName(*peer).value_or("").find("memory") != std::string::npos);
+  REQUIRE(BigCall(*local, *peer).ok());
+
+  auto wedge = Subprocess::Start(
+      {RunfilePath("tests/shm_wedge_peer"), "--server_file=" + server.ready_file},
+      Env(both), dir + "/wedge.log");
+  REQUIRE(wedge.ok());
+  absl::StatusOr<int> code = (*wedge)->Wait(absl::Now() + absl::Seconds(20));
+  INFO((*wedge)->Output());
+  REQUIRE(code.ok());
+  REQUIRE(*code == 128 + SIGKILL);  // it died inside the send
+
+  const absl::Time wedged = absl::Now();
+  const absl::Status after = BigCall(*local, *peer);
+  INFO(after << "\nserver log:\n" << server.process->Output());
+  CHECK(after.code() == absl::StatusCode::kUnavailable);
+  CHECK(absl::Now() - wedged < absl::Seconds(8));
+  CHECK(local->stats().peers_lost == 1);
+
+  // The same server over TCP: unaffected.
+  auto tcp = LocalTransport(both, 3);
+  auto tcp_peer = tcp->Connect("127.0.0.1", server.port);
+  REQUIRE(tcp_peer.ok());
+  CHECK(tcp->PeerTransportName(*tcp_peer).value_or("").find("tcp") != std::string::npos);
+  CHECK(BigCall(*tcp, *tcp_peer).ok());
+  StopAndCollectStats(server);
 }
 
 TEST_CASE("a peer that never says HELLO is disconnected and counted") {

@@ -75,8 +75,9 @@ absl::StatusOr<std::unique_ptr<ProgressLoop>> ProgressLoop::Create(
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return UcsToStatus(st, "ucp_config_read");
+  const std::string tls = ConfiguredTransports(config);
+  const bool has_network = TransportListHasNetwork(tls);
   if (!options.allow_cma) {
-    const std::string tls = ConfiguredTransports(config);
     const std::string safe = TransportListWithoutCma(tls);
     if (safe != tls) {
       st = ucp_config_modify(config, "TLS", safe.c_str());
@@ -136,9 +137,11 @@ absl::StatusOr<std::unique_ptr<ProgressLoop>> ProgressLoop::Create(
     epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
     if (fd == event_fd) epoll_ctl(nap_epoll_fd, EPOLL_CTL_ADD, fd, &ev);
   }
-  return std::unique_ptr<ProgressLoop>(
+  auto loop = std::unique_ptr<ProgressLoop>(
       new ProgressLoop(options, context, worker, ucx_fd, event_fd, epoll_fd,
                        nap_epoll_fd));
+  loop->has_network_ = has_network;
+  return loop;
 }
 
 ProgressLoop::ProgressLoop(const Options& options, ucp_context_h context,

@@ -59,6 +59,8 @@ class ProgressLoop {
 
   ucp_context_h context() const { return context_; }
   ucp_worker_h worker() const { return worker_; }
+  // Whether UCX_TLS has a transport for host:port endpoints (ucx_tls.h).
+  bool has_network_transport() const { return has_network_; }
 
   // Starts the thread. `on_tick(now)` runs periodically; `on_stop` runs once
   // on the loop thread when Stop() is called, before the thread exits.
@@ -148,6 +150,7 @@ class ProgressLoop {
   const int event_fd_;
   const int epoll_fd_;
   const int nap_epoll_fd_;  // the eventfd alone
+  bool has_network_ = true;
 
   absl::Time now_ = absl::Now();       // worker lock
   absl::Time last_tick_ = absl::Now();  // worker lock

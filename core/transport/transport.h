@@ -19,6 +19,9 @@
 // `peer_timeout` while keepalives go unanswered, which also covers shared
 // memory where UCX 1.13 has no peer-failure mode) fails every pending
 // operation with that peer with UNAVAILABLE. Every call has a deadline.
+// (A shared-memory peer killed inside a send stops this process's
+// shared-memory FIFO for every sender, in UCX 1.13: its shared-memory peers
+// are then lost this way too, and TCP peers are not; README, data plane.)
 //
 // Threading: all UCX work runs under one worker lock (progress_loop.h), on
 // the progress thread or on a caller thread that sends directly or drives

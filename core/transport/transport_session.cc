@@ -223,6 +223,15 @@ void Transport::Impl::StartConnect(const ConnectTarget& target,
       return;
     }
     addr = *parsed;
+    if (!loop_->has_network_transport()) {
+      // UCX 1.13 would try, fail, and then trip an assertion of its own
+      // while tearing the half-made endpoint down.
+      ticket.Complete(absl::FailedPreconditionError(absl::StrCat(
+          "cannot connect to ", target.host, ":", target.port,
+          ": UCX_TLS has no network transport (tcp or RDMA) for host:port "
+          "endpoints; connect by worker address for shared memory")));
+      return;
+    }
     params.field_mask = UCP_EP_PARAM_FIELD_FLAGS |
                         UCP_EP_PARAM_FIELD_SOCK_ADDR |
                         UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |

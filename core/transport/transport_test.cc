@@ -334,6 +334,19 @@ TEST_CASE("malformed frames get ERROR replies and counters, never a crash") {
   CHECK(server.transport->stats().errors_sent >= headers.size());
 }
 
+TEST_CASE("a host:port endpoint without a network transport is a clear error") {
+  EchoServer server;
+  const char* before = getenv("UCX_TLS");
+  const std::string saved = before ? before : "";
+  setenv("UCX_TLS", "sm,self", 1);
+  auto client = MakeTransport(Options(1));
+  if (before) setenv("UCX_TLS", saved.c_str(), 1); else unsetenv("UCX_TLS");
+  absl::StatusOr<PeerId> peer = client->Connect("127.0.0.1", server.port);
+  CHECK(peer.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(peer.status().message().find("no network transport") != std::string::npos);
+  client.reset();  // and nothing trips on the way out
+}
+
 TEST_CASE("a call without a reply ends at its deadline") {
   auto server = MakeTransport(Options(0));
   server->SetHandler(MessageKind::kPull, [](Message) { /* never replies */ });

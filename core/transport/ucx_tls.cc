@@ -29,4 +29,20 @@ std::string TransportListWithoutCma(absl::string_view tls) {
   return absl::StrJoin(out, ",");
 }
 
+bool TransportListHasNetwork(absl::string_view tls) {
+  if (tls.empty() || tls == "all" || tls[0] == '^') return true;
+  // UCX's names and aliases of the transports that reach other hosts.
+  static constexpr absl::string_view kNetwork[] = {
+      "tcp",  "ib",      "rc",      "rc_v",     "rc_x",     "rc_verbs",
+      "rc_mlx5", "ud",   "ud_v",    "ud_x",     "ud_verbs", "ud_mlx5",
+      "dc",   "dc_x",    "dc_mlx5"};
+  for (absl::string_view name : absl::StrSplit(tls, ',', absl::SkipEmpty())) {
+    name = name.substr(0, name.find(':'));  // "tcp:aux"
+    for (absl::string_view network : kNetwork) {
+      if (name == network) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace leeway
