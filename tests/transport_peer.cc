@@ -117,12 +117,13 @@ int Serve() {
   const TransportStats s = t->stats();
   std::printf(
       "STATS received=%llu bad=%llu unauthenticated=%llu "
-      "handshake_failures=%llu peers_lost=%llu\n",
+      "handshake_failures=%llu peers_lost=%llu stalls=%llu\n",
       static_cast<unsigned long long>(s.messages_received),
       static_cast<unsigned long long>(s.bad_messages),
       static_cast<unsigned long long>(s.unauthenticated_messages),
       static_cast<unsigned long long>(s.handshake_failures),
-      static_cast<unsigned long long>(s.peers_lost));
+      static_cast<unsigned long long>(s.peers_lost),
+      static_cast<unsigned long long>(s.stalls));
   std::fflush(stdout);
   return 0;
 }

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -129,6 +131,21 @@ TEST_CASE("two processes exchange 10,000 mixed-size messages with checksums") {
   }
 }
 
+// User plus system CPU seconds process `pid` has used (/proc/PID/stat).
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the command name, which ends with the last ')': state is
+  // field 3, utime and stime fields 14 and 15.
+  std::vector<std::string> fields =
+      absl::StrSplit(text.substr(text.rfind(')') + 2), ' ');
+  REQUIRE(fields.size() > 13);
+  double utime = 0, stime = 0;
+  REQUIRE(absl::SimpleAtod(fields[11], &utime));
+  REQUIRE(absl::SimpleAtod(fields[12], &stime));
+  return (utime + stime) / sysconf(_SC_CLK_TCK);
+}
+
 // One 8 MiB echo (PULL) from `local` to `peer`: how it ended.
 absl::Status BigCall(Transport& local, PeerId peer) {
   std::vector<uint8_t> big(8 << 20, 0x5A), reply(8 << 20);
@@ -247,13 +264,25 @@ TEST_CASE("a shared-memory peer that dies inside a send: the others fail in time
   CHECK(absl::Now() - wedged < absl::Seconds(8));
   CHECK(local->stats().peers_lost == 1);
 
+  // The server knows (UCX keeps saying events are pending that never come)
+  // and polls each millisecond instead of spinning a core: well under half
+  // a core over two seconds, where spinning takes all of one.
+  const double cpu_before = CpuSeconds(server.process->pid());
+  absl::SleepFor(absl::Seconds(2));
+  const double cpu = CpuSeconds(server.process->pid()) - cpu_before;
+  CHECK(cpu < 1.0);
+  CHECK(server.process->Output().find("stopped this process's shared-memory FIFO") !=
+        std::string::npos);
+
   // The same server over TCP: unaffected.
   auto tcp = LocalTransport(both, 3);
   auto tcp_peer = tcp->Connect("127.0.0.1", server.port);
   REQUIRE(tcp_peer.ok());
   CHECK(tcp->PeerTransportName(*tcp_peer).value_or("").find("tcp") != std::string::npos);
   CHECK(BigCall(*tcp, *tcp_peer).ok());
-  StopAndCollectStats(server);
+  const std::string stats = StopAndCollectStats(server);
+  INFO(stats);
+  CHECK(stats.find("stalls=1") != std::string::npos);
 }
 
 TEST_CASE("a peer that never says HELLO is disconnected and counted") {

@@ -338,6 +338,8 @@ void ProgressLoop::Run() {
   // When the thread last woke from a sleep, until the next event.
   absl::Time woke_at = absl::InfinitePast();
   SpinPolicy policy(options_.busy_poll);
+  StallDetector stall(kStallWindow);
+  bool reported_stall = false;
   uint64_t rounds = 0;
   uint64_t idle_rounds = 0;
   uint64_t caller_turns = 0;
@@ -353,6 +355,7 @@ void ProgressLoop::Run() {
     }
     t_holding = this;
     bool busy = ucp_worker_progress(worker_) != 0;
+    stall.OnProgress(busy);
     busy |= RunPosted();
     if (busy && idle_rounds > 0 && !armed_busy) {
       // An idle gap ended. Slept through: would polling have caught it?
@@ -381,6 +384,7 @@ void ProgressLoop::Run() {
     if (++rounds % 16 == 0 || sleep_now) {
       const absl::Time now = now_ = absl::Now();
       MaybeTick(now);
+      if (stall.OnClock(now) != reported_stall) ReportStall(&reported_stall);
       if (saw_event) last_event = now;
       saw_event = false;
       // While callers send on their own threads, spinning only takes the
@@ -394,9 +398,16 @@ void ProgressLoop::Run() {
                (callers_active || now - last_event >= policy.spin()));
     }
     // Arm under the lock; UCS_ERR_BUSY means events are already pending.
-    if (sleep && ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
-      sleep = false;
-      armed_busy = true;
+    bool nap = false;
+    if (sleep) {
+      const bool arm_busy = ucp_worker_arm(worker_) == UCS_ERR_BUSY;
+      stall.OnArm(arm_busy);
+      if (arm_busy) {
+        sleep = false;
+        armed_busy = true;
+        // Pending events that never come: poll each millisecond, no faster.
+        nap = stall.stalled();
+      }
     }
     if (sleep) {
       sleeping_.store(true);
@@ -410,6 +421,10 @@ void ProgressLoop::Run() {
     if (sleep) {
       Sleep(options_.tick);
       woke_at = absl::Now();
+    } else if (nap) {
+      sleeping_.store(true);  // so that Post wakes it
+      if (pending_.load() == 0 && !stop_requested_.load()) Nap();
+      sleeping_.store(false);
     }
   }
   std::lock_guard<std::mutex> lock(worker_mu_);
@@ -421,6 +436,22 @@ void ProgressLoop::Run() {
   }
   RunPosted();  // posted work sees the transport stopping and fails fast
   t_holding = nullptr;
+}
+
+void ProgressLoop::ReportStall(bool* reported) {
+  *reported = !*reported;
+  if (*reported) {
+    stalls_.fetch_add(1, std::memory_order_relaxed);
+    LEEWAY_LOG(ERROR)
+        << "UCX has said for " << absl::FormatDuration(kStallWindow)
+        << " that events are pending and none has come: a shared-memory "
+           "peer probably died inside a send and stopped this process's "
+           "shared-memory FIFO (README, data plane), and shared-memory "
+           "peers can no longer reach this process; polling every "
+           "millisecond instead of spinning";
+  } else {
+    LEEWAY_LOG(WARNING) << "UCX events flow again (the stall is over)";
+  }
 }
 
 void ProgressLoop::ProgressUntil(const std::function<bool()>& done,

@@ -15,7 +15,10 @@
 // polls took a third of two cores' CPU in a 1 Gbit/s study run). While a
 // caller drives, it stays out of the way, and while callers send on their
 // own threads it sleeps as soon as the worker is idle instead of polling
-// (on two cores a polling thread took the CPU the sender needed). `on_tick`
+// (on two cores a polling thread took the CPU the sender needed). When UCX
+// keeps saying events are pending that never come (StallDetector: a
+// shared-memory FIFO stopped by a dead sender) it polls each millisecond
+// instead of spinning, logs it, and counts it (stalls()). `on_tick`
 // runs at least every `tick` for deadlines and keepalives, on whichever
 // thread drives.
 //
@@ -38,6 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/transport/spin_policy.h"
+#include "core/transport/stall_detector.h"
 
 namespace leeway {
 
@@ -114,6 +118,9 @@ class ProgressLoop {
     return absl::Nanoseconds(spin_ns_.load(std::memory_order_relaxed));
   }
 
+  // How many times UCX stalled (see above). Any thread.
+  uint64_t stalls() const { return stalls_.load(std::memory_order_relaxed); }
+
   // Stops and joins the thread; idempotent.
   void Stop();
 
@@ -140,6 +147,8 @@ class ProgressLoop {
   void Wake();
   // Waits (at most 1 ms) while a caller drives.
   void Nap();
+  // Flips *reported, logs the stall's start or end and counts starts.
+  void ReportStall(bool* reported);
   // Worker lock held: runs on_tick_ when half a tick has passed.
   void MaybeTick(absl::Time now);
 
@@ -167,6 +176,8 @@ class ProgressLoop {
   std::atomic<bool> napping_{false};
   std::atomic<int64_t> spin_ns_{absl::ToInt64Nanoseconds(options_.busy_poll)};
   std::atomic<uint64_t> pending_{0};
+  std::atomic<uint64_t> stalls_{0};
+  static constexpr absl::Duration kStallWindow = absl::Seconds(1);
   // Bumped by each Guard a caller takes (and by TryDrive): the loop thread
   // does not busy-poll while callers use the worker.
   std::atomic<uint64_t> caller_turns_{0};

@@ -245,6 +245,7 @@ TransportStats Transport::Impl::stats() const {
   s.peers_lost = counters_.peers_lost.load(kRelaxed);
   s.errors_sent = counters_.errors_sent.load(kRelaxed);
   s.errors_received = counters_.errors_received.load(kRelaxed);
+  s.stalls = loop_->stalls();
   return s;
 }
 

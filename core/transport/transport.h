@@ -84,6 +84,9 @@ struct TransportStats {
   uint64_t peers_lost = 0;
   uint64_t errors_sent = 0;
   uint64_t errors_received = 0;
+  // Times UCX said events were pending that never came (progress_loop.h):
+  // a shared-memory FIFO stopped by a peer that died inside a send.
+  uint64_t stalls = 0;
 };
 
 // Supplies the buffer a message's payload lands in, given its header;
