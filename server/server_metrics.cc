@@ -56,6 +56,10 @@ std::string RenderServerMetrics(const ServerCore& core,
             double(transport.handshake_failures));
   p.Counter("leeway_transport_peers_lost_total", "Peers lost.",
             double(transport.peers_lost));
+  p.Counter("leeway_transport_stalls_total",
+            "Times UCX said events were pending that never came: a shared-memory "
+            "FIFO stopped by a peer that died inside a send (restart the server).",
+            double(transport.stalls));
   return p.text();
 }
 

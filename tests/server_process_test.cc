@@ -104,6 +104,7 @@ TEST_CASE("four workers train 1000 clocks under s = 2 and end exactly") {
   CHECK(metrics->find("leeway_server_pushes_applied_total 4000\n") != std::string::npos);
   CHECK(metrics->find("leeway_server_staleness_by_worker_count{worker=\"3\"} 1000\n") !=
         std::string::npos);
+  CHECK(metrics->find("leeway_transport_stalls_total 0\n") != std::string::npos);
   const std::string stats = StopServer(server);
   INFO(stats);
   CHECK(stats.find("pushes_applied=4000 ") != std::string::npos);
