@@ -97,7 +97,7 @@ absl::Status LayerCompressor::CompressInto(absl::Span<const float> gradient,
   velocity_cleared_ = !sparse;
   if (stats != nullptr) {
     stats->gradient_norm = std::sqrt(*sum_of_squares);
-    stats->residual_ratio = stats->gradient_norm > 0
+    stats->residual_ratio = stats->measure_residual && stats->gradient_norm > 0
                                 ? std::sqrt(SumOfSquares(residual_)) / stats->gradient_norm
                                 : 0.0;
     stats->payload_bytes = bytes;

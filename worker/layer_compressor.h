@@ -35,8 +35,12 @@ struct ChunkSlice {
 
 // What one Compress call measured, for the coordinator's controller.
 struct CompressionStats {
+  // In: whether to measure residual_ratio, a pass over the whole residual
+  // (the worker asks only on clocks whose statistics it reports).
+  bool measure_residual = true;
+  // Out.
   double gradient_norm = 0;   // |g|
-  double residual_ratio = 0;  // |v after| / |g|
+  double residual_ratio = 0;  // |v after| / |g|; 0 when not measured
   uint64_t payload_bytes = 0;
 };
 

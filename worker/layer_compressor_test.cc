@@ -42,6 +42,27 @@ TEST_CASE("uncompressed layers send the gradient exactly, one payload per chunk"
   for (float r : layer->residual()) CHECK(r == 0.0f);
 }
 
+TEST_CASE("the residual is measured only when asked, and the payload is the same") {
+  CodecParams topk;
+  topk.codec = CodecId::kTopK;
+  topk.density = 0.05f;
+  auto measured = LayerCompressor::Create(1000, ThreeChunks(), 0.9f);
+  auto skipped = LayerCompressor::Create(1000, ThreeChunks(), 0.9f);
+  REQUIRE(measured.ok());
+  REQUIRE(skipped.ok());
+  const auto g = Gradient(1000, 7);
+  CompressionStats with, without;
+  without.measure_residual = false;
+  auto a = measured->Compress(g, topk, &with);
+  auto b = skipped->Compress(g, topk, &without);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(*a == *b);
+  CHECK(with.gradient_norm == without.gradient_norm);
+  CHECK(with.residual_ratio > 0);
+  CHECK(without.residual_ratio == 0);
+}
+
 TEST_CASE("momentum correction and error feedback keep what was not sent") {
   // With momentum m, the velocity u_t = m u_{t-1} + g_t; what is sent plus
   // what the residual keeps must add up to the sum of the u's actually

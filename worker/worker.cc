@@ -257,6 +257,13 @@ absl::Status Worker::Impl::Clock(const IterationInfo& info) {
   return absl::OkStatus();
 }
 
+bool Worker::Impl::ReportDue() const {
+  // The first report comes after one clock: until the coordinator has a
+  // bandwidth figure, the adaptive controller can only plan dense.
+  const int every = reported ? std::max(1, options.report_every) : 1;
+  return window_iterations + 1 >= static_cast<uint32_t>(every);
+}
+
 void Worker::Impl::Report(const IterationInfo& info) {
   window_sum.iteration_ms += last.iteration_ms;
   window_sum.compute_ms += last.compute_ms;
@@ -267,10 +274,9 @@ void Worker::Impl::Report(const IterationInfo& info) {
   window_loss += info.loss;
   window_samples += info.samples;
   window_backward_ms += info.backward_ms;
-  // The first report comes after one clock: until the coordinator has a
-  // bandwidth figure, the adaptive controller can only plan dense.
-  const int every = reported ? std::max(1, options.report_every) : 1;
-  if (++window_iterations < static_cast<uint32_t>(every)) return;
+  const bool due = ReportDue();
+  ++window_iterations;
+  if (!due) return;
   reported = true;
   const double n = window_iterations;
   v1::StatsReport report;

@@ -44,6 +44,7 @@ Ticket Worker::Impl::Push(uint32_t layer, absl::Span<const float> gradient) {
   job.layer = layer;
   job.gradient = gradient;
   job.clock = clock;
+  job.measure_residual = ReportDue();
   job.params = state.params;
   job.group = TicketGroup::Create(static_cast<int>(state.chunks.size()));
   Ticket ticket = job.group->ticket();
@@ -107,6 +108,7 @@ void Worker::Impl::RunPush(PushJob job) {
   };
   const absl::Time start = absl::Now();
   CompressionStats stats;
+  stats.measure_residual = job.measure_residual;
   absl::Status compressed =
       layer.compressor->CompressInto(job.gradient, job.params, payloads.get(), &stats, send);
   const double encode_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
@@ -117,7 +119,7 @@ void Worker::Impl::RunPush(PushJob job) {
   absl::MutexLock lock(&stats_mu);
   LayerWindowStats& s = layer_stats[job.layer];
   s.gradient_norm = stats.gradient_norm;
-  s.residual_ratio = stats.residual_ratio;
+  if (job.measure_residual) s.residual_ratio = stats.residual_ratio;
   s.encode_ms += encode_ms;
   s.bytes_pushed += stats.payload_bytes;
   ++s.pushes;
