@@ -22,6 +22,7 @@
 #include "cli/child_process.h"
 #include "cli/launch_report.h"
 #include "cli/placement.h"
+#include "core/common/exit_codes.h"
 #include "core/common/file_text.h"
 
 namespace leeway {
@@ -31,6 +32,8 @@ volatile sig_atomic_t g_interrupted = 0;
 
 constexpr absl::Duration kStartTimeout = absl::Seconds(60);
 constexpr absl::Duration kStopGrace = absl::Seconds(5);
+// A server whose data plane stalled is started again this many times.
+constexpr int kMaxServerRestarts = 3;
 
 std::string BinDir(const LaunchOptions& o) {
   if (!o.bin_dir.empty()) return o.bin_dir;
@@ -79,6 +82,10 @@ class Cluster {
   absl::Status Supervise();
   void ShowProgress(bool final_line);
   std::string Describe(ChildProcess& child, int code);
+  // Starts server `i` again after it exited with kExitDataPlaneStalled;
+  // false (and why, in *why) once it has been restarted kMaxServerRestarts
+  // times or cannot be.
+  bool RestartStalledServer(size_t i, std::string* why);
   void StopAll();
   int Finish();
 
@@ -89,6 +96,9 @@ class Cluster {
   std::string dir_, token_, coordinator_, bin_;
   std::unique_ptr<ChildProcess> coordinator_process_;
   std::vector<std::unique_ptr<ChildProcess>> servers_, workers_;
+  std::map<std::string, std::string> env_;
+  std::vector<std::vector<std::string>> server_argv_;
+  std::vector<int> server_restarts_;
   std::unique_ptr<v1::Admin::Stub> admin_;
   absl::Time start_;
   int progress_lines_ = 0;
@@ -186,7 +196,8 @@ std::string Cluster::Describe(ChildProcess& child, int code) {
 }
 
 absl::Status Cluster::StartAll() {
-  std::map<std::string, std::string> env = UcxEnvironment(o_.netns, o_.transport);
+  std::map<std::string, std::string>& env = env_;
+  env = UcxEnvironment(o_.netns, o_.transport);
   env["OPENBLAS_NUM_THREADS"] = "1";
   const std::string token_file = dir_ + "/token";
   const Placement coordinator_place = PlaceRole(o_.netns, Role::kCoordinator, 0);
@@ -231,6 +242,8 @@ absl::Status Cluster::StartAll() {
                                       absl::StrCat(dir_, "/server", i, ".log"));
     if (!server.ok()) return server.status();
     servers_.push_back(*std::move(server));
+    server_argv_.push_back(argv);
+    server_restarts_.push_back(0);
   }
   for (int i = 0; i < o_.servers; ++i) {
     absl::StatusOr<std::string> up =
@@ -333,11 +346,16 @@ absl::Status Cluster::Supervise() {
   while (!g_interrupted) {
     bool all_done = true;
     for (auto* group : {&workers_, &servers_}) {
-      for (auto& child : *group) {
-        std::optional<int> code = child->Poll();
+      for (size_t i = 0; i < group->size(); ++i) {
+        ChildProcess& child = *(*group)[i];
+        std::optional<int> code = child.Poll();
         const bool is_worker = group == &workers_;
+        std::string why;
+        if (code == kExitDataPlaneStalled && !is_worker && RestartStalledServer(i, &why)) {
+          continue;  // the workers find it again through the coordinator
+        }
         if (code.has_value() && (*code != 0 || !is_worker)) {
-          return absl::AbortedError(Describe(*child, *code));
+          return absl::AbortedError(Describe(child, *code) + why);
         }
         if (is_worker && !code.has_value()) all_done = false;
       }
@@ -356,6 +374,29 @@ absl::Status Cluster::Supervise() {
     absl::SleepFor(absl::Milliseconds(100));
   }
   return absl::CancelledError("interrupted");
+}
+
+bool Cluster::RestartStalledServer(size_t i, std::string* why) {
+  if (server_restarts_[i] >= kMaxServerRestarts) {
+    *why = absl::StrCat("\n(its data plane stalled; restarted ", kMaxServerRestarts,
+                        " times already)");
+    return false;
+  }
+  ++server_restarts_[i];
+  std::fprintf(stderr,
+               "leeway launch: server %zu stopped: its data plane stalled (a shared-memory "
+               "peer died inside a send; log %s); starting it again (%d of %d)\n",
+               i, servers_[i]->log_path().c_str(), server_restarts_[i], kMaxServerRestarts);
+  std::remove(absl::StrCat(dir_, "/server", i, ".ready").c_str());
+  auto server = ChildProcess::Start(
+      absl::StrCat("server ", i), server_argv_[i], env_,
+      absl::StrCat(dir_, "/server", i, ".restart", server_restarts_[i], ".log"));
+  if (!server.ok()) {
+    *why = absl::StrCat("\n(restarting it failed: ", server.status().message(), ")");
+    return false;
+  }
+  servers_[i] = *std::move(server);
+  return true;
 }
 
 void Cluster::StopAll() {

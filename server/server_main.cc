@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "core/common/exit_codes.h"
 #include "core/common/main_init.h"
 #include "core/common/health_server.h"
 #include "core/common/logging.h"
@@ -65,6 +66,11 @@ ABSL_FLAG(double, pull_density, 0,
 ABSL_FLAG(int, health_port, -1,
           "gRPC health service port for probes (0: any, -1: off); ready once serving");
 ABSL_FLAG(int, metrics_port, 9400, "Prometheus /metrics port (0: any, -1: off)");
+ABSL_FLAG(bool, exit_on_stall, true,
+          "exit with code 75 (after a checkpoint, where they are kept) when the "
+          "data plane stalls for good: a shared-memory FIFO stopped by a peer "
+          "that died inside a send, which no co-located peer can then reach; "
+          "leeway launch and Kubernetes start it again");
 ABSL_FLAG(std::string, ready_file, "",
           "write port, worker address and metrics port here once up");
 
@@ -72,6 +78,27 @@ namespace leeway {
 namespace {
 
 volatile sig_atomic_t g_stop = 0;
+
+// The data plane stalled for good (progress_loop.h): checkpoint, and exit
+// at once, without the orderly shutdown that would wait on the stopped
+// FIFO's endpoints.
+[[noreturn]] void ExitStalled(Checkpointer* checkpointer, HealthServer* health) {
+  LEEWAY_LOG(ERROR) << "the data plane stalled (a shared-memory peer died inside a send); "
+                       "exiting with "
+                    << kExitDataPlaneStalled << " so that this server is started again";
+  if (health != nullptr) health->SetReady(false);
+  if (checkpointer != nullptr) {
+    absl::StatusOr<uint64_t> last = checkpointer->WriteNow();
+    if (last.ok()) {
+      LEEWAY_LOG(INFO) << "checkpoint " << *last << " written";
+    } else {
+      LEEWAY_LOG(ERROR) << "checkpoint before exiting failed: " << last.status();
+    }
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(kExitDataPlaneStalled);
+}
 
 absl::StatusOr<int64_t> ParseStaleness(const std::string& text) {
   if (text == "async") return SspTracker::kAsync;
@@ -276,7 +303,13 @@ int Run() {
   if (health != nullptr) health->SetReady(true);
   signal(SIGTERM, [](int) { g_stop = 1; });
   signal(SIGINT, [](int) { g_stop = 1; });
-  while (!g_stop) pause();
+  const bool exit_on_stall = absl::GetFlag(FLAGS_exit_on_stall);
+  while (!g_stop) {
+    if (exit_on_stall && (*transport)->stats().stalls > 0) {
+      ExitStalled(checkpointer.get(), health.get());
+    }
+    ::usleep(200 * 1000);  // a signal ends it early
+  }
 
   LEEWAY_LOG(INFO) << "stopping: applying accepted pushes";
   if (health != nullptr) health->SetReady(false);

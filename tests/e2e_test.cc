@@ -160,6 +160,50 @@ TEST_CASE("Ctrl-C on leeway launch stops every child") {
   CHECK((*launch)->Output().find("interrupted") != std::string::npos);
 }
 
+TEST_CASE("a server whose shared-memory FIFO a dying peer stopped is restarted by leeway launch") {
+  const std::string dir = MakeTempDir("stall");
+  auto launch = Subprocess::Start(
+      {RunfilePath("cli/leeway"), "launch", "-o", "json", "--data-dir=" + MnistDir(),
+       "--run-dir=" + dir + "/run", "--bin-dir=" + RunfilePath("cli"), "--clocks=300",
+       "--hidden=32"},
+      LoopbackUcxEnvironment(), dir + "/launch.out");
+  REQUIRE(launch.ok());
+  const absl::Time until = absl::Now() + absl::Seconds(60);
+  while (ReadFileOrEmpty(dir + "/run/worker3.log").find("clock 20 ") == std::string::npos &&
+         absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  INFO((*launch)->Output());
+  REQUIRE(ReadFileOrEmpty(dir + "/run/worker3.log").find("clock 20 ") != std::string::npos);
+  // A peer dies inside a send into server 0's FIFO (tests/shm_wedge_peer.cc).
+  auto wedge = Subprocess::Start(
+      {RunfilePath("tests/shm_wedge_peer"), "--server_file=" + dir + "/run/server0.ready"},
+      LoopbackUcxEnvironment(), dir + "/wedge.log");
+  REQUIRE(wedge.ok());
+  absl::StatusOr<int> wedged = (*wedge)->Wait(absl::Now() + absl::Seconds(20));
+  INFO((*wedge)->Output());
+  REQUIRE(wedged.ok());
+  REQUIRE(*wedged == 128 + SIGKILL);
+
+  absl::StatusOr<int> code = (*launch)->Wait(absl::Now() + absl::Minutes(5));
+  const std::string out = (*launch)->Output();
+  INFO(out << "\nserver 0:\n" << ReadFileOrEmpty(dir + "/run/server0.log"));
+  REQUIRE(code.ok());
+  CHECK(*code == 0);
+  CHECK(out.find("server 0 stopped: its data plane stalled") != std::string::npos);
+  CHECK(ReadFileOrEmpty(dir + "/run/server0.log").find("exiting with 75") != std::string::npos);
+  for (int i = 0; i < 4; ++i) {
+    const std::string log = ReadFileOrEmpty(absl::StrCat(dir, "/run/worker", i, ".log"));
+    INFO("worker " << i << ":\n" << log);
+    CHECK(log.find("server 0 is back") != std::string::npos);
+  }
+  const size_t at = out.rfind("{\"run\"");
+  REQUIRE(at != std::string::npos);
+  absl::StatusOr<LaunchSummary> summary = ParseSummary(out.substr(at, out.find('\n', at) - at));
+  REQUIRE(summary.ok());
+  CHECK(summary->test_accuracy >= 0.85);
+}
+
 struct ClusterOptions {
   std::string policy = "none";
   std::vector<std::string> server_flags;
