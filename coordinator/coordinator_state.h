@@ -58,7 +58,7 @@ class CoordinatorState {
   absl::StatusOr<v1::ShardMap> RegisterLayers(const v1::RegisterLayersRequest& request);
   absl::StatusOr<v1::ShardMap> GetShardMap(uint64_t min_version) const;
   v1::GetMembersResponse GetMembers() const;
-  absl::Status ReportStats(const v1::StatsReport& report);
+  absl::StatusOr<v1::ReportStatsResponse> ReportStats(const v1::StatsReport& report);
   v1::CompressionPlan GetPlan() const;
 
   // Declares silent members dead or down; returns them.

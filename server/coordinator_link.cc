@@ -189,7 +189,7 @@ void CoordinatorLink::ReportStats() {
     ToProto(h, &(*s->mutable_staleness_by_layer())[layer]);
   }
   s->set_bad_messages(core_->bad_messages());
-  absl::Status status = client_.ReportStats(report);
+  absl::Status status = client_.ReportStats(report).status();
   if (!status.ok()) {
     LEEWAY_LOG_EVERY_N_SEC(WARNING, 30) << "stats report failed: " << status;
   }

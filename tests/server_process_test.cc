@@ -163,17 +163,13 @@ TEST_CASE("a server killed while checkpointing restores a consistent state") {
 TEST_CASE("a server with a coordinator follows its deaths and checkpoint requests") {
   const std::string dir = MakeTempDir("server_coordinator");
   std::ofstream(dir + "/token") << "test-token\n";
-  auto coordinator = Subprocess::Start(
-      {RunfilePath("coordinator/leeway-coordinator"), "--listen=127.0.0.1:0",
-       "--token_file=" + dir + "/token", "--workers=2", "--servers=1", "--staleness=0",
-       "--heartbeat_interval_ms=200", "--heartbeat_timeout_ms=1000", "--metrics_port=-1",
-       "--ready_file=" + dir + "/coordinator.ready"},
-      kEnv, dir + "/coordinator.log");
+  absl::StatusOr<testing::CoordinatorProcess> coordinator = testing::StartCoordinator(
+      dir,
+      {"--workers=2", "--servers=1", "--staleness=0", "--heartbeat_interval_ms=200",
+       "--heartbeat_timeout_ms=1000"},
+      kEnv);
   REQUIRE(coordinator.ok());
-  auto ready = WaitForFile(dir + "/coordinator.ready", absl::Now() + absl::Seconds(20));
-  REQUIRE(ready.ok());
-  const std::string address =
-      "127.0.0.1:" + std::vector<std::string>(absl::StrSplit(*ready, '\n'))[0];
+  const std::string address = coordinator->address;
   Server server;
   server.ready_file = dir + "/server.ready";
   auto process = Subprocess::Start(
@@ -229,8 +225,8 @@ TEST_CASE("a server with a coordinator follows its deaths and checkpoint request
 
   const std::string stats = StopServer(server);
   CHECK(stats.find("pushes_applied=20 ") != std::string::npos);
-  (*coordinator)->Signal(SIGTERM);
-  CHECK((*coordinator)->Wait(absl::Now() + absl::Seconds(10)).ok());
+  coordinator->process->Signal(SIGTERM);
+  CHECK(coordinator->process->Wait(absl::Now() + absl::Seconds(10)).ok());
 }
 
 }  // namespace

@@ -155,5 +155,25 @@ absl::StatusOr<std::string> WaitForFile(const std::string& path,
   }
 }
 
+absl::StatusOr<CoordinatorProcess> StartCoordinator(
+    const std::string& dir, const std::vector<std::string>& flags,
+    const std::map<std::string, std::string>& env) {
+  std::vector<std::string> argv = {RunfilePath("coordinator/leeway-coordinator"),
+                                   "--listen=127.0.0.1:0", "--token_file=" + dir + "/token",
+                                   "--metrics_port=-1",
+                                   "--ready_file=" + dir + "/coordinator.ready"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  CoordinatorProcess c;
+  absl::StatusOr<std::unique_ptr<Subprocess>> process =
+      Subprocess::Start(argv, env, dir + "/coordinator.log");
+  if (!process.ok()) return process.status();
+  c.process = *std::move(process);
+  absl::StatusOr<std::string> ready =
+      WaitForFile(dir + "/coordinator.ready", absl::Now() + absl::Seconds(20));
+  if (!ready.ok()) return ready.status();
+  c.address = absl::StrCat("127.0.0.1:", ready->substr(0, ready->find('\n')));
+  return c;
+}
+
 }  // namespace testing
 }  // namespace leeway

@@ -72,6 +72,17 @@ std::string MakeTempDir(const std::string& prefix);
 absl::StatusOr<std::string> WaitForFile(const std::string& path,
                                         absl::Time deadline);
 
+// A leeway-coordinator (the test needs it as data) listening on 127.0.0.1,
+// any port, with its token in `dir`/token, its log in `dir`, and `flags`
+// added; returned once it is ready, with the address to reach it at.
+struct CoordinatorProcess {
+  std::unique_ptr<Subprocess> process;
+  std::string address;  // 127.0.0.1:port
+};
+absl::StatusOr<CoordinatorProcess> StartCoordinator(
+    const std::string& dir, const std::vector<std::string>& flags,
+    const std::map<std::string, std::string>& env = {});
+
 }  // namespace testing
 }  // namespace leeway
 

@@ -15,7 +15,10 @@ ControlSession::ControlSession(const ControlSessionOptions& options)
     : options_(options), client_(options.coordinator, options.token) {}
 
 ControlSession::~ControlSession() {
-  stop_.Notify();
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
   if (thread_.joinable()) thread_.join();
 }
 
@@ -89,7 +92,22 @@ void ControlSession::Loop() {
   const absl::Duration interval =
       absl::Milliseconds(std::max<uint32_t>(10, registration_.heartbeat_interval_ms()));
   absl::Duration wait = interval;
-  while (!stop_.WaitForNotificationWithTimeout(wait)) {
+  absl::Time next_beat = absl::Now() + wait;
+  while (true) {
+    {
+      // Until the next heartbeat, or a report to send, or the end.
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithDeadline(
+          absl::Condition(
+              +[](ControlSession* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
+                return s->stopping_ || (!s->reports_blocked_ && !s->reports_.empty());
+              },
+              this),
+          next_beat);
+      if (stopping_) return;
+    }
+    SendReports();
+    if (absl::Now() < next_beat) continue;
     v1::HeartbeatRequest request;
     request.set_role(v1::ROLE_WORKER);
     request.set_rank(registration_.rank());
@@ -110,18 +128,23 @@ void ControlSession::Loop() {
     if (!status.ok()) {
       // Back off up to 8 intervals while the coordinator is away.
       wait = std::min(wait * 2, interval * 8);
+      next_beat = absl::Now() + wait;
       LEEWAY_LOG_EVERY_N_SEC(WARNING, 10) << "heartbeat failed: " << status
                                           << "; retrying in " << wait;
       continue;
     }
     wait = interval;
+    next_beat = absl::Now() + wait;
+    {
+      absl::MutexLock lock(&mu_);
+      reports_blocked_ = false;
+    }
     if (reply.ok()) Act(*reply);
     SendReports();
   }
 }
 
 void ControlSession::Act(const v1::HeartbeatResponse& reply) {
-  uint64_t known;
   {
     absl::MutexLock lock(&mu_);
     paused_ = reply.paused();
@@ -130,13 +153,21 @@ void ControlSession::Act(const v1::HeartbeatResponse& reply) {
     }
     stop_requested_ = stop_requested_ || reply.stop();
     down_servers_ = {reply.down_servers().begin(), reply.down_servers().end()};
+  }
+  FetchPlanIfNewer(reply.plan_version());
+}
+
+void ControlSession::FetchPlanIfNewer(uint64_t announced) {
+  uint64_t known;
+  {
+    absl::MutexLock lock(&mu_);
     known = plan_version_;
   }
-  if (reply.plan_version() <= known) return;
+  if (announced <= known) return;
   absl::StatusOr<v1::CompressionPlan> plan = client_.GetPlan(known);
   if (!plan.ok()) {
-    LEEWAY_LOG_EVERY_N_SEC(WARNING, 10) << "cannot fetch plan " << reply.plan_version()
-                                        << ": " << plan.status();
+    LEEWAY_LOG_EVERY_N_SEC(WARNING, 10) << "cannot fetch plan " << announced << ": "
+                                        << plan.status();
     return;
   }
   absl::MutexLock lock(&mu_);
@@ -145,20 +176,23 @@ void ControlSession::Act(const v1::HeartbeatResponse& reply) {
   plan_ = *std::move(plan);
 }
 
-void ControlSession::SendReports() {
+bool ControlSession::SendReports() {
   while (true) {
     v1::StatsReport report;
     {
       absl::MutexLock lock(&mu_);
-      if (reports_.empty()) return;
+      if (reports_.empty() || reports_blocked_) return !reports_blocked_;
       report = std::move(reports_.front());
       reports_.pop_front();
     }
-    absl::Status sent = client_.ReportStats(report);
+    absl::StatusOr<v1::ReportStatsResponse> sent = client_.ReportStats(report);
     if (!sent.ok()) {
-      LEEWAY_LOG_EVERY_N_SEC(WARNING, 30) << "stats report failed: " << sent;
-      return;
+      LEEWAY_LOG_EVERY_N_SEC(WARNING, 30) << "stats report failed: " << sent.status();
+      absl::MutexLock lock(&mu_);
+      reports_blocked_ = true;
+      return false;
     }
+    FetchPlanIfNewer(sent->plan_version());
   }
 }
 

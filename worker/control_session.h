@@ -1,7 +1,8 @@
 // A worker's session with the coordinator: it registers (as a worker), then
 // heartbeats from a thread of its own with the worker's clock, fetches each
 // newer compression plan, sends the statistics reports the training loop
-// hands it, and keeps what the coordinator said: paused, stop, the servers
+// hands it as soon as they come (a report's reply may announce a plan,
+// fetched at once), and keeps what the coordinator said: paused, stop, the servers
 // it holds down. A failed heartbeat is retried with backoff (the
 // coordinator may be restarting); a refused one (the coordinator no longer
 // knows this worker) registers again under the same rank. Training never
@@ -21,7 +22,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "core/control/coordinator_client.h"
 
@@ -50,8 +50,8 @@ class ControlSession {
   void Start();
 
   void SetClock(uint32_t clock);
-  // Queued; the heartbeat thread sends it (the oldest are dropped when
-  // the coordinator is unreachable for long).
+  // Queued; the heartbeat thread sends it at once (the oldest are dropped
+  // when the coordinator is unreachable for long).
   void Report(v1::StatsReport report);
   // The newest plan fetched and not yet taken.
   std::optional<v1::CompressionPlan> TakePlan();
@@ -65,12 +65,15 @@ class ControlSession {
   absl::Status RegisterOnce(absl::Time deadline);
   void Loop();
   void Act(const v1::HeartbeatResponse& reply);
-  void SendReports();
+  // Fetches the plan if `announced` is newer than the one known.
+  void FetchPlanIfNewer(uint64_t announced);
+  // Sends the queued reports; false if one failed (the rest wait for the
+  // next heartbeat).
+  bool SendReports();
 
   const ControlSessionOptions options_;
   CoordinatorClient client_;
   v1::RegisterResponse registration_;  // written before Start, then by Loop only
-  absl::Notification stop_;
   std::thread thread_;
 
   mutable absl::Mutex mu_;
@@ -78,6 +81,8 @@ class ControlSession {
   uint64_t plan_version_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<v1::CompressionPlan> plan_ ABSL_GUARDED_BY(mu_);
   std::deque<v1::StatsReport> reports_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool reports_blocked_ ABSL_GUARDED_BY(mu_) = false;  // a send failed
   bool paused_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
   std::set<uint32_t> down_servers_ ABSL_GUARDED_BY(mu_);

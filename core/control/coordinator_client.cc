@@ -89,10 +89,10 @@ absl::StatusOr<v1::CompressionPlan> CoordinatorClient::GetPlan(uint64_t known_ve
                                                          request, timeout_);
 }
 
-absl::Status CoordinatorClient::ReportStats(const v1::StatsReport& report) {
+absl::StatusOr<v1::ReportStatsResponse> CoordinatorClient::ReportStats(
+    const v1::StatsReport& report) {
   return Invoke<v1::StatsReport, v1::ReportStatsResponse>(&v1::Coordinator::Stub::ReportStats,
-                                                          report, timeout_)
-      .status();
+                                                          report, timeout_);
 }
 
 }  // namespace leeway

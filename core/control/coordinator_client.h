@@ -40,7 +40,7 @@ class CoordinatorClient {
   absl::StatusOr<v1::ShardMap> GetShardMap(uint64_t min_version);
   absl::StatusOr<v1::GetMembersResponse> GetMembers();
   absl::StatusOr<v1::CompressionPlan> GetPlan(uint64_t known_version);
-  absl::Status ReportStats(const v1::StatsReport& report);
+  absl::StatusOr<v1::ReportStatsResponse> ReportStats(const v1::StatsReport& report);
 
  private:
   template <typename Request, typename Response, typename Method>
