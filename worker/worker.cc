@@ -257,11 +257,11 @@ absl::Status Worker::Impl::Clock(const IterationInfo& info) {
   return absl::OkStatus();
 }
 
-bool Worker::Impl::ReportDue() const {
+bool Worker::Impl::ReportDue(uint32_t within) const {
   // The first report comes after one clock: until the coordinator has a
   // bandwidth figure, the adaptive controller can only plan dense.
   const int every = reported ? std::max(1, options.report_every) : 1;
-  return window_iterations + 1 >= static_cast<uint32_t>(every);
+  return window_iterations + within >= static_cast<uint32_t>(every);
 }
 
 void Worker::Impl::Report(const IterationInfo& info) {

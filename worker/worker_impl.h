@@ -90,7 +90,7 @@ struct PushJob {
   uint32_t layer = 0;
   absl::Span<const float> gradient;
   uint32_t clock = 0;
-  bool measure_residual = true;  // this clock's statistics are reported
+  bool measure_residual = true;  // this clock's statistics may be reported
   CodecParams params;
   std::shared_ptr<TicketGroup> group;
 };
@@ -124,8 +124,9 @@ class Worker::Impl {
   absl::Status WaitAccounted(const Ticket& ticket, double* blocked_ms);
   void ApplyPlan(const v1::CompressionPlan& plan);
   void Report(const IterationInfo& info);
-  // Whether the clock now running ends a reporting window (training thread).
-  bool ReportDue() const;
+  // Whether a reporting window ends within `within` clocks, counting the
+  // one now running (training thread).
+  bool ReportDue(uint32_t within = 1) const;
 
   // worker_io.cc
   void StartThreads();

@@ -44,7 +44,10 @@ Ticket Worker::Impl::Push(uint32_t layer, absl::Span<const float> gradient) {
   job.layer = layer;
   job.gradient = gradient;
   job.clock = clock;
-  job.measure_residual = ReportDue();
+  // The last two clocks of a window: the report's own clock may finish its
+  // bookkeeping after the report is built (the acks that end its pushes
+  // can beat the push thread's statistics), the clock before never does.
+  job.measure_residual = ReportDue(2);
   job.params = state.params;
   job.group = TicketGroup::Create(static_cast<int>(state.chunks.size()));
   Ticket ticket = job.group->ticket();
