@@ -196,9 +196,9 @@ std::string Cluster::Describe(ChildProcess& child, int code) {
 }
 
 absl::Status Cluster::StartAll() {
-  std::map<std::string, std::string>& env = env_;
-  env = UcxEnvironment(o_.netns, o_.transport);
-  env["OPENBLAS_NUM_THREADS"] = "1";
+  env_ = UcxEnvironment(o_.netns, o_.transport);
+  env_["OPENBLAS_NUM_THREADS"] = "1";
+  const std::map<std::string, std::string>& env = env_;
   const std::string token_file = dir_ + "/token";
   const Placement coordinator_place = PlaceRole(o_.netns, Role::kCoordinator, 0);
   const int liveness_ms =

@@ -214,12 +214,17 @@ absl::StatusOr<v1::ReportStatsResponse> CoordinatorState::ReportStats(
   absl::StatusOr<MemberRole> role = RoleOf(report.role());
   if (!role.ok()) return role.status();
   absl::MutexLock lock(&mu_);
-  v1::ReportStatsResponse response;
   if (*role == MemberRole::kServer) {
     server_stats_[report.rank()] = report.server();
-    response.set_plan_version(plan_.version());
-    return response;
+  } else {
+    RecordWorkerReport(report);
   }
+  v1::ReportStatsResponse response;
+  response.set_plan_version(plan_.version());
+  return response;
+}
+
+void CoordinatorState::RecordWorkerReport(const v1::StatsReport& report) {
   worker_stats_[report.rank()] = report.worker();
   for (const v1::LayerStats& l : report.layers()) {
     LayerWindow& w = layer_stats_[l.layer()];
@@ -229,8 +234,6 @@ absl::StatusOr<v1::ReportStatsResponse> CoordinatorState::ReportStats(
     w.latest = l;
   }
   if (plan_unmeasured_ && AllWorkersMeasured()) Replan("first measurements");
-  response.set_plan_version(plan_.version());
-  return response;
 }
 
 bool CoordinatorState::AllWorkersMeasured() const {

@@ -84,6 +84,8 @@ class CoordinatorState {
   };
 
   void Replan(const char* why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A worker's statistics; the first measurement of every worker makes a plan.
+  void RecordWorkerReport(const v1::StatsReport& report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether every live worker has reported a bandwidth.
   bool AllWorkersMeasured() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint32_t MinWorkerClock() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

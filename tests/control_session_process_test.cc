@@ -29,7 +29,7 @@ TEST_CASE("a report that completes the first measurement brings the plan back at
   REQUIRE(coordinator.ok());
   const std::string address = coordinator->address;
 
-  auto stub = v1::Coordinator::NewStub(
+  auto rpc = v1::Coordinator::NewStub(
       grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   auto call = [&](const std::function<grpc::Status(grpc::ClientContext*)>& fn) {
     grpc::ClientContext context;
@@ -41,7 +41,7 @@ TEST_CASE("a report that completes the first measurement brings the plan back at
   server.set_role(v1::ROLE_SERVER);
   server.set_host("s0");
   v1::RegisterResponse registered;
-  REQUIRE(call([&](auto* c) { return stub->Register(c, server, &registered); }).ok());
+  REQUIRE(call([&](auto* c) { return rpc->Register(c, server, &registered); }).ok());
 
   ControlSessionOptions options;
   options.coordinator = address;
@@ -57,7 +57,7 @@ TEST_CASE("a report that completes the first measurement brings the plan back at
   layer->set_name("fc.weight");
   layer->set_elements(4000000);
   v1::ShardMap map;
-  REQUIRE(call([&](auto* c) { return stub->RegisterLayers(c, layers, &map); }).ok());
+  REQUIRE(call([&](auto* c) { return rpc->RegisterLayers(c, layers, &map); }).ok());
   (*session)->Start();
 
   // The first report measures a slow link: the coordinator plans top-k.

@@ -46,30 +46,58 @@ std::string MnistDir() {
   return dir;
 }
 
+// `leeway launch` on MNIST with `flags`: its run directory is `dir`/run,
+// its output `dir`/launch.out.
+absl::StatusOr<std::unique_ptr<Subprocess>> StartLaunch(const std::string& dir,
+                                                        const std::vector<std::string>& flags) {
+  std::vector<std::string> argv = {RunfilePath("cli/leeway"), "launch",
+                                   "--data-dir=" + MnistDir(), "--run-dir=" + dir + "/run",
+                                   "--bin-dir=" + RunfilePath("cli")};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  return Subprocess::Start(argv, LoopbackUcxEnvironment(), dir + "/launch.out");
+}
+
+// The summary object of `leeway launch -o json`: the last line of its
+// output that starts with '{' (into *json too).
+absl::StatusOr<LaunchSummary> SummaryIn(const std::string& out, std::string* json) {
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipWhitespace());
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (it->rfind("{", 0) != 0) continue;
+    *json = *it;
+    return ParseSummary(*it);
+  }
+  return absl::InternalError(absl::StrCat("no JSON summary in:\n", out));
+}
+
+// Waits (at most a minute) until the file at `path` holds `text`.
+bool AwaitText(const std::string& path, const std::string& text) {
+  const absl::Time until = absl::Now() + absl::Seconds(60);
+  while (ReadFileOrEmpty(path).find(text) == std::string::npos) {
+    if (absl::Now() >= until) return false;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return true;
+}
+
 // `leeway launch -o json` with `flags`; returns its summary.
 absl::StatusOr<LaunchSummary> LaunchAndSummarize(const std::vector<std::string>& flags,
                                                 std::string* summary_json) {
   const std::string dir = MakeTempDir("launch");
-  std::vector<std::string> argv = {RunfilePath("cli/leeway"), "launch", "-o", "json",
-                                   "--data-dir=" + MnistDir(), "--run-dir=" + dir + "/run",
-                                   "--bin-dir=" + RunfilePath("cli")};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  auto launch = Subprocess::Start(argv, LoopbackUcxEnvironment(), dir + "/launch.out");
+  std::vector<std::string> with_json = {"-o", "json"};
+  with_json.insert(with_json.end(), flags.begin(), flags.end());
+  auto launch = StartLaunch(dir, with_json);
   if (!launch.ok()) return launch.status();
   absl::StatusOr<int> code = (*launch)->Wait(absl::Now() + absl::Minutes(5));
   const std::string out = (*launch)->Output();
   if (!code.ok() || *code != 0) {
     return absl::InternalError(absl::StrCat("leeway launch failed:\n", out));
   }
-  // The last line of stdout is the summary object.
-  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipWhitespace());
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    if (it->rfind("{", 0) != 0) continue;
-    *summary_json = *it;
-    std::printf("leeway launch %s: %s\n", absl::StrJoin(flags, " ").c_str(), it->c_str());
-    return ParseSummary(*it);
+  absl::StatusOr<LaunchSummary> summary = SummaryIn(out, summary_json);
+  if (summary.ok()) {
+    std::printf("leeway launch %s: %s\n", absl::StrJoin(flags, " ").c_str(),
+                summary_json->c_str());
   }
-  return absl::InternalError(absl::StrCat("no JSON summary in:\n", out));
+  return summary;
 }
 
 TEST_CASE("BSP, SSP with top-k and ASP with adaptive compression all learn MNIST") {
@@ -135,17 +163,10 @@ bool Alive(pid_t pid) {
 
 TEST_CASE("Ctrl-C on leeway launch stops every child") {
   const std::string dir = MakeTempDir("interrupt");
-  auto launch = Subprocess::Start(
-      {RunfilePath("cli/leeway"), "launch", "--data-dir=" + MnistDir(), "--run-dir=" + dir + "/run",
-       "--bin-dir=" + RunfilePath("cli"), "--clocks=1000000", "--hidden=32"},
-      LoopbackUcxEnvironment(), dir + "/launch.out");
+  auto launch = StartLaunch(dir, {"--clocks=1000000", "--hidden=32"});
   REQUIRE(launch.ok());
   // Wait until the workers train.
-  const absl::Time until = absl::Now() + absl::Seconds(60);
-  while (ReadFileOrEmpty(dir + "/run/worker3.log").find("clock") == std::string::npos &&
-         absl::Now() < until) {
-    absl::SleepFor(absl::Milliseconds(100));
-  }
+  AwaitText(dir + "/run/worker3.log", "clock");
   const std::vector<pid_t> children = ChildrenOf((*launch)->pid());
   INFO((*launch)->Output());
   REQUIRE(children.size() == 7);  // coordinator, 2 servers, 4 workers
@@ -162,19 +183,10 @@ TEST_CASE("Ctrl-C on leeway launch stops every child") {
 
 TEST_CASE("a server whose shared-memory FIFO a dying peer stopped is restarted by leeway launch") {
   const std::string dir = MakeTempDir("stall");
-  auto launch = Subprocess::Start(
-      {RunfilePath("cli/leeway"), "launch", "-o", "json", "--data-dir=" + MnistDir(),
-       "--run-dir=" + dir + "/run", "--bin-dir=" + RunfilePath("cli"), "--clocks=300",
-       "--hidden=32"},
-      LoopbackUcxEnvironment(), dir + "/launch.out");
+  auto launch = StartLaunch(dir, {"-o", "json", "--clocks=300", "--hidden=32"});
   REQUIRE(launch.ok());
-  const absl::Time until = absl::Now() + absl::Seconds(60);
-  while (ReadFileOrEmpty(dir + "/run/worker3.log").find("clock 20 ") == std::string::npos &&
-         absl::Now() < until) {
-    absl::SleepFor(absl::Milliseconds(100));
-  }
   INFO((*launch)->Output());
-  REQUIRE(ReadFileOrEmpty(dir + "/run/worker3.log").find("clock 20 ") != std::string::npos);
+  REQUIRE(AwaitText(dir + "/run/worker3.log", "clock 20 "));
   // A peer dies inside a send into server 0's FIFO (tests/shm_wedge_peer.cc).
   auto wedge = Subprocess::Start(
       {RunfilePath("tests/shm_wedge_peer"), "--server_file=" + dir + "/run/server0.ready"},
@@ -197,9 +209,8 @@ TEST_CASE("a server whose shared-memory FIFO a dying peer stopped is restarted b
     INFO("worker " << i << ":\n" << log);
     CHECK(log.find("server 0 is back") != std::string::npos);
   }
-  const size_t at = out.rfind("{\"run\"");
-  REQUIRE(at != std::string::npos);
-  absl::StatusOr<LaunchSummary> summary = ParseSummary(out.substr(at, out.find('\n', at) - at));
+  std::string json;
+  absl::StatusOr<LaunchSummary> summary = SummaryIn(out, &json);
   REQUIRE(summary.ok());
   CHECK(summary->test_accuracy >= 0.85);
 }

@@ -176,12 +176,12 @@ void ControlSession::FetchPlanIfNewer(uint64_t announced) {
   plan_ = *std::move(plan);
 }
 
-bool ControlSession::SendReports() {
+void ControlSession::SendReports() {
   while (true) {
     v1::StatsReport report;
     {
       absl::MutexLock lock(&mu_);
-      if (reports_.empty() || reports_blocked_) return !reports_blocked_;
+      if (reports_.empty() || reports_blocked_) return;
       report = std::move(reports_.front());
       reports_.pop_front();
     }
@@ -190,7 +190,7 @@ bool ControlSession::SendReports() {
       LEEWAY_LOG_EVERY_N_SEC(WARNING, 30) << "stats report failed: " << sent.status();
       absl::MutexLock lock(&mu_);
       reports_blocked_ = true;
-      return false;
+      return;
     }
     FetchPlanIfNewer(sent->plan_version());
   }

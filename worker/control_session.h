@@ -67,9 +67,9 @@ class ControlSession {
   void Act(const v1::HeartbeatResponse& reply);
   // Fetches the plan if `announced` is newer than the one known.
   void FetchPlanIfNewer(uint64_t announced);
-  // Sends the queued reports; false if one failed (the rest wait for the
-  // next heartbeat).
-  bool SendReports();
+  // Sends the queued reports; after a failed one the rest wait for the
+  // next heartbeat.
+  void SendReports();
 
   const ControlSessionOptions options_;
   CoordinatorClient client_;

@@ -384,7 +384,10 @@ void ProgressLoop::Run() {
     if (++rounds % 16 == 0 || sleep_now) {
       const absl::Time now = now_ = absl::Now();
       MaybeTick(now);
-      if (stall.OnClock(now) != reported_stall) ReportStall(&reported_stall);
+      if (stall.OnClock(now) != reported_stall) {
+        reported_stall = stall.stalled();
+        ReportStall(reported_stall);
+      }
       if (saw_event) last_event = now;
       saw_event = false;
       // While callers send on their own threads, spinning only takes the
@@ -438,9 +441,8 @@ void ProgressLoop::Run() {
   t_holding = nullptr;
 }
 
-void ProgressLoop::ReportStall(bool* reported) {
-  *reported = !*reported;
-  if (*reported) {
+void ProgressLoop::ReportStall(bool started) {
+  if (started) {
     stalls_.fetch_add(1, std::memory_order_relaxed);
     LEEWAY_LOG(ERROR)
         << "UCX has said for " << absl::FormatDuration(kStallWindow)

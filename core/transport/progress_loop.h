@@ -147,8 +147,8 @@ class ProgressLoop {
   void Wake();
   // Waits (at most 1 ms) while a caller drives.
   void Nap();
-  // Flips *reported, logs the stall's start or end and counts starts.
-  void ReportStall(bool* reported);
+  // Logs a stall's start or end, and counts starts.
+  void ReportStall(bool started);
   // Worker lock held: runs on_tick_ when half a tick has passed.
   void MaybeTick(absl::Time now);
 
