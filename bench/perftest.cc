@@ -75,14 +75,20 @@ absl::StatusOr<PerftestResult> ParsePerftestOutput(const std::string& output) {
 
 absl::StatusOr<PerftestResult> RunPerftest(
     const std::string& test, size_t size, int iterations, int outstanding,
-    const std::map<std::string, std::string>& env, const std::string& log_dir) {
+    const std::map<std::string, std::string>& env, const std::string& log_dir,
+    PerftestCpus cpus) {
   auto port = FreePort();
   if (!port.ok()) return port.status();
   const std::vector<std::string> common = {
       "-t", test, "-s", std::to_string(size), "-n", std::to_string(iterations),
       "-w", std::to_string(std::max(1, iterations / 10)), "-O",
       std::to_string(outstanding), "-p", std::to_string(*port)};
-  std::vector<std::string> server_argv = {"/usr/bin/ucx_perftest"};
+  const auto pinned = [](std::vector<std::string> argv, int cpu) {
+    if (cpu >= 0) argv.insert(argv.end(), {"-c", std::to_string(cpu)});
+    return argv;
+  };
+  std::vector<std::string> server_argv =
+      pinned({"/usr/bin/ucx_perftest"}, cpus.server);
   server_argv.insert(server_argv.end(), common.begin(), common.end());
   auto server = testing::Subprocess::Start(server_argv, env,
                                            log_dir + "/perftest_server.log");
@@ -94,7 +100,8 @@ absl::StatusOr<PerftestResult> RunPerftest(
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  std::vector<std::string> client_argv = {"/usr/bin/ucx_perftest", "127.0.0.1"};
+  std::vector<std::string> client_argv =
+      pinned({"/usr/bin/ucx_perftest", "127.0.0.1"}, cpus.client);
   client_argv.insert(client_argv.end(), common.begin(), common.end());
   auto client = testing::Subprocess::Start(client_argv, env,
                                            log_dir + "/perftest_client.log");

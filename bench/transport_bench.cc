@@ -15,7 +15,10 @@
 //          payload too (ucx_landed.h: perftest's receiver never reads it).
 //   rtrip  PUSH then PULL of the same size, one at a time (the parameter-
 //          server step); baseline `ucx_perftest -t ucp_am_lat` (ping-pong).
-// MB/s are 2^20 bytes per second, as ucx_perftest prints them.
+// MB/s are 2^20 bytes per second, as ucx_perftest prints them. Every pair
+// runs pinned, client side and server side on a CPU each (--cpus), so that
+// placement is the same for ours and the baselines.
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -56,6 +59,12 @@ ABSL_FLAG(int, busy_poll_us, 50, "progress threads poll this long before "
           "sleeping");
 ABSL_FLAG(bool, baseline, true, "also run ucx_perftest (off: for profiling)");
 ABSL_FLAG(std::string, markdown, "", "also write the table here");
+ABSL_FLAG(std::string, cpus, "auto",
+          "CLIENT,SERVER: every client (ours, perftest's, the landed "
+          "baseline's) runs on CPU CLIENT and every server on CPU SERVER; "
+          "auto: the first two CPUs this process may use; none: where the "
+          "scheduler puts them");
+ABSL_FLAG(int, pin_cpu, -1, "internal: the server's CPU");
 
 namespace leeway {
 namespace {
@@ -181,6 +190,59 @@ struct Row {
   double landed_mbps = 0, landed_ratio = 0;
 };
 
+// --cpus, parsed; both -1 for none (or auto on a single CPU).
+absl::StatusOr<PerftestCpus> ParseCpus() {
+  PerftestCpus cpus;
+  const std::string text = absl::GetFlag(FLAGS_cpus);
+  if (text == "none") return cpus;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+    return absl::InternalError("sched_getaffinity failed");
+  }
+  if (text == "auto") {
+    std::vector<int> first;
+    for (int cpu = 0; cpu < CPU_SETSIZE && first.size() < 2; ++cpu) {
+      if (CPU_ISSET(cpu, &allowed)) first.push_back(cpu);
+    }
+    if (first.size() == 2) cpus = {first[0], first[1]};
+    return cpus;
+  }
+  const std::vector<std::string> parts = absl::StrSplit(text, ',');
+  const auto usable = [&](int cpu) {
+    return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &allowed);
+  };
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &cpus.client) ||
+      !absl::SimpleAtoi(parts[1], &cpus.server) || !usable(cpus.client) ||
+      !usable(cpus.server)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--cpus wants auto, none or CLIENT,SERVER (two CPUs this process may "
+        "use); got '", text, "'"));
+  }
+  return cpus;
+}
+
+// ParseCpus() once, before the client pins itself (which narrows what
+// "auto" would see).
+absl::StatusOr<PerftestCpus> Cpus() {
+  static const absl::StatusOr<PerftestCpus>* const cpus =
+      new absl::StatusOr<PerftestCpus>(ParseCpus());
+  return *cpus;
+}
+
+// Pins the calling thread, and the threads and processes it starts later,
+// to `cpu` (-1: leaves it be).
+absl::Status PinTo(int cpu) {
+  if (cpu < 0) return absl::OkStatus();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+    return absl::InternalError(absl::StrCat("cannot pin to CPU ", cpu));
+  }
+  return absl::OkStatus();
+}
+
 std::map<std::string, std::string> Env(const std::string& tls) {
   return {{"UCX_TLS", tls}, {"UCX_NET_DEVICES", "lo"},
           {"UCX_WARN_UNUSED_ENV_VARS", "n"}};
@@ -200,9 +262,11 @@ absl::StatusOr<std::string> StartServer(
     std::unique_ptr<testing::Subprocess>* server) {
   const std::string ready = absl::StrCat(dir, "/", role, ".ready");
   std::remove(ready.c_str());  // an earlier server's
+  LEEWAY_ASSIGN_OR_RETURN(PerftestCpus cpus, Cpus());
   LEEWAY_ASSIGN_OR_RETURN(
       *server, testing::Subprocess::Start(
-                   {SelfPath(), "--role=" + role, "--ready_file=" + ready},
+                   {SelfPath(), "--role=" + role, "--ready_file=" + ready,
+                    absl::StrCat("--pin_cpu=", cpus.server)},
                    Env(tls), absl::StrCat(dir, "/", role, ".log")));
   return testing::WaitForFile(ready, absl::Now() + absl::Seconds(20));
 }
@@ -248,6 +312,7 @@ absl::Status MeasureTransport(const std::string& name, std::vector<Row>* rows) {
   const std::string ours_tls = shm ? "sm,self" : "tcp";
   const std::string baseline_tls = shm ? "sysv,posix,self" : "tcp";
   const std::string dir = testing::MakeTempDir("transport_bench");
+  LEEWAY_ASSIGN_OR_RETURN(const PerftestCpus cpus, Cpus());
   for (const auto& kv : Env(ours_tls)) setenv(kv.first.c_str(), kv.second.c_str(), 1);
   std::unique_ptr<testing::Subprocess> server;
   LEEWAY_ASSIGN_OR_RETURN(std::string ready_text,
@@ -295,10 +360,10 @@ absl::Status MeasureTransport(const std::string& name, std::vector<Row>* rows) {
       if (!baseline) continue;
       LEEWAY_ASSIGN_OR_RETURN(
           PerftestResult p, RunPerftest("ucp_am_bw", size, pushes, window,
-                                        Env(baseline_tls), dir));
+                                        Env(baseline_tls), dir, cpus));
       LEEWAY_ASSIGN_OR_RETURN(
           PerftestResult l, RunPerftest("ucp_am_lat", size, trips, 1,
-                                        Env(baseline_tls), dir));
+                                        Env(baseline_tls), dir, cpus));
       bw.push_back(p.bandwidth_mbps);
       lat.push_back(l.latency_us);
       push_ratios.push_back(pushes * mib / s / p.bandwidth_mbps);
@@ -313,7 +378,7 @@ absl::Status MeasureTransport(const std::string& name, std::vector<Row>* rows) {
       if (shm) {
         LEEWAY_ASSIGN_OR_RETURN(
             PerftestResult q, RunPerftest("ucp_am_bw", size, pushes, window,
-                                          Env("sm,self"), dir));
+                                          Env("sm,self"), dir, cpus));
         raw.push_back(q.bandwidth_mbps);
       }
     }
@@ -376,6 +441,16 @@ int RunClient() {
               load > 0.5 ? " (WARNING: something else is running; figures "
                            "will be low)"
                          : "");
+  const absl::StatusOr<PerftestCpus> cpus = Cpus();
+  absl::Status pinned = cpus.ok() ? PinTo(cpus->client) : cpus.status();
+  if (!pinned.ok()) {
+    std::fprintf(stderr, "transport_bench: %s\n", pinned.ToString().c_str());
+    return 2;
+  }
+  if (cpus->client >= 0) {
+    std::printf("# clients on CPU %d, servers on CPU %d\n", cpus->client,
+                cpus->server);
+  }
   std::vector<Row> rows;
   for (absl::string_view tls : absl::StrSplit(absl::GetFlag(FLAGS_tls), ',')) {
     const absl::Status status = MeasureTransport(std::string(tls), &rows);
@@ -401,6 +476,10 @@ int main(int argc, char** argv) {
   // detection on: a graph update on every lock. Tests keep it; runs do not.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   leeway::SetMinLogLevel(leeway::LogLevel::kWarning);
+  if (absl::GetFlag(FLAGS_role) != "client" &&
+      !leeway::PinTo(absl::GetFlag(FLAGS_pin_cpu)).ok()) {
+    return 2;
+  }
   if (absl::GetFlag(FLAGS_role) == "server") return leeway::Serve();
   if (absl::GetFlag(FLAGS_role) == "landed_server") {
     return leeway::RunLandedServer(absl::GetFlag(FLAGS_ready_file),

@@ -297,13 +297,13 @@ ProgressLoop::Guard::~Guard() {
   if (wake_) loop_->Wake();
 }
 
-bool ProgressLoop::RunOrPost(std::function<void()> fn) {
+bool ProgressLoop::RunOrPost(std::function<bool()> fn) {
   Guard guard(this, Guard::kBriefly);
-  if (!guard.held()) return Post(std::move(fn));
-  fn();
-  // UCX may need progress to push the operation out; a sleeping loop
-  // armed before it would not see it.
-  guard.WakeOnRelease();
+  if (!guard.held()) return Post([fn = std::move(fn)] { fn(); });
+  // UCX needs progress to push an operation in flight out; a sleeping loop
+  // armed before it would not see it. (Incoming messages, a call's reply
+  // among them, wake an armed loop.)
+  if (fn()) guard.WakeOnRelease();
   return true;
 }
 
@@ -342,7 +342,7 @@ void ProgressLoop::Run() {
   bool reported_stall = false;
   uint64_t rounds = 0;
   uint64_t idle_rounds = 0;
-  uint64_t caller_turns = 0;
+  uint64_t caller_turns = 0;  // caller_turns_ when this thread last slept
   bool saw_event = false;
   bool armed_busy = false;
   while (!stop_requested_.load(std::memory_order_relaxed)) {
@@ -392,10 +392,11 @@ void ProgressLoop::Run() {
       saw_event = false;
       // While callers send on their own threads, spinning only takes the
       // CPU they need: sleep as soon as the worker is idle. Armed, it wakes
-      // for the next incoming message anyway.
-      const uint64_t turns = caller_turns_.load(std::memory_order_relaxed);
-      const bool callers_active = turns != caller_turns;
-      caller_turns = turns;
+      // for the next incoming message anyway. "While" is since this thread
+      // last slept: a caller that woke it (a send UCX left in flight) has
+      // often lost its core to it by the next look, and would look idle.
+      const bool callers_active =
+          caller_turns_.load(std::memory_order_relaxed) != caller_turns;
       sleep = sleep_now ||
               (idle_rounds >= 16 &&
                (callers_active || now - last_event >= policy.spin()));
@@ -422,6 +423,7 @@ void ProgressLoop::Run() {
     t_holding = nullptr;
     lock.unlock();
     if (sleep) {
+      caller_turns = caller_turns_.load(std::memory_order_relaxed);
       Sleep(options_.tick);
       woke_at = absl::Now();
     } else if (nap) {

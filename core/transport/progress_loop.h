@@ -76,8 +76,11 @@ class ProgressLoop {
   bool Post(std::function<void()> fn);
 
   // Runs `fn` now under the worker lock if it is free (or comes free in a
-  // moment: Guard::kBriefly), else queues it like Post(). Returns false (and drops `fn`) once the loop is stopping.
-  bool RunOrPost(std::function<void()> fn);
+  // moment: Guard::kBriefly), else queues it like Post(). `fn` returns
+  // whether it left UCX an operation in flight (a send not finished in the
+  // call), which needs progress: then a sleeping loop is woken. Returns
+  // false (and drops `fn`) once the loop is stopping.
+  bool RunOrPost(std::function<bool()> fn);
 
   // Holds the worker lock for a scope, for hot paths that cannot afford a
   // closure: kTry takes it only if it is free (and the loop is not

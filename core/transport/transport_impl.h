@@ -185,13 +185,16 @@ class Transport::Impl {
   // unavailable (CANCELLED only while this transport stops).
   absl::Status TransferResult(PeerId peer, ucs_status_t status,
                               const char* what) const;
-  void StartCall(Session* session, const WireHeader& header,
+  // Returns whether the request's send is still in flight (UCX needs
+  // progress to finish it; the reply, when it comes, wakes an armed loop).
+  bool StartCall(Session* session, const WireHeader& header,
                  std::vector<uint8_t> owned, absl::Span<const uint8_t> lent,
                  absl::Span<uint8_t> reply_buffer, absl::Time deadline,
                  CallDone done);
   void SetCallResult(uint64_t call_id, absl::Status status, Message reply);
   void FinishCallIfReady(uint64_t call_id);
-  void SendOwned(Session* session, const WireHeader& header,
+  // Returns whether the send is still in flight.
+  bool SendOwned(Session* session, const WireHeader& header,
                  std::vector<uint8_t> payload);
   void SendError(Session* session, const WireHeader* about,
                  const absl::Status& status);

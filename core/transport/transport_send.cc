@@ -189,7 +189,7 @@ absl::Status Transport::Impl::OnSendDone(SendContext* ctx,
   return result;
 }
 
-void Transport::Impl::SendOwned(Session* session, const WireHeader& header,
+bool Transport::Impl::SendOwned(Session* session, const WireHeader& header,
                                 std::vector<uint8_t> payload) {
   SendContext* ctx = NewSendContext(session->id);
   WireHeader stamped = Stamp(header);
@@ -198,8 +198,8 @@ void Transport::Impl::SendOwned(Session* session, const WireHeader& header,
   ctx->header_length = kWireHeaderSize;
   ctx->owned = std::move(payload);
   absl::Status unused;
-  StartSend(session, static_cast<unsigned>(header.kind), ctx,
-            absl::MakeConstSpan(ctx->owned), &unused);
+  return StartSend(session, static_cast<unsigned>(header.kind), ctx,
+                   absl::MakeConstSpan(ctx->owned), &unused);
 }
 
 void Transport::Impl::SendError(Session* session, const WireHeader* about,
@@ -222,8 +222,8 @@ void Transport::Impl::Reply(PeerId peer, const WireHeader& header,
   std::vector<uint8_t> copy(payload.begin(), payload.end());
   loop_->RunOrPost([this, peer, header, copy = std::move(copy)]() mutable {
     Session* session = FindSession(peer);
-    if (stopping_ || session == nullptr) return;  // the peer is gone
-    SendOwned(session, header, std::move(copy));
+    if (stopping_ || session == nullptr) return false;  // the peer is gone
+    return SendOwned(session, header, std::move(copy));
   });
 }
 
@@ -240,19 +240,19 @@ Ticket Transport::Impl::Call(PeerId peer, const WireHeader& header,
             session->state != SessionState::kReady) {
           ticket.Complete(absl::UnavailableError(
               absl::StrCat("peer ", peer, " is not connected")));
-          return;
+          return false;
         }
-        StartCall(session, header, {}, payload, reply_buffer, deadline,
-                  [ticket](absl::Status status, Message reply) mutable {
-                    ticket.Complete(std::move(status), std::move(reply));
-                  });
+        return StartCall(session, header, {}, payload, reply_buffer, deadline,
+                         [ticket](absl::Status status, Message reply) mutable {
+                           ticket.Complete(std::move(status), std::move(reply));
+                         });
       })) {
     ticket.Complete(absl::UnavailableError("transport is stopped"));
   }
   return ticket;
 }
 
-void Transport::Impl::StartCall(Session* session, const WireHeader& header,
+bool Transport::Impl::StartCall(Session* session, const WireHeader& header,
                                 std::vector<uint8_t> owned,
                                 absl::Span<const uint8_t> lent,
                                 absl::Span<uint8_t> reply_buffer,
@@ -277,8 +277,8 @@ void Transport::Impl::StartCall(Session* session, const WireHeader& header,
   EncodeHeader(stamped, ctx->header.data());
   ctx->header_length = kWireHeaderSize;
   absl::Status unused;
-  StartSend(session, static_cast<unsigned>(header.kind), ctx, payload,
-            &unused);
+  return StartSend(session, static_cast<unsigned>(header.kind), ctx, payload,
+                   &unused);
 }
 
 void Transport::Impl::SetCallResult(uint64_t call_id, absl::Status status,
