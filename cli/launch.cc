@@ -263,6 +263,7 @@ absl::Status Cluster::StartAll() {
         absl::StrCat("--log_every=", o_.log_every),
         absl::StrCat("--warmup_clocks=", o_.warmup_clocks),
         absl::StrCat("--result_file=", dir_, "/worker", i, ".json"),
+        absl::StrCat("--ready_file=", dir_, "/worker", i, ".ready"),
         absl::StrCat("--history_file=", dir_, "/worker", i, ".history")});
     if (!o_.overlap) argv.push_back("--overlap=false");
     if (o_.profile.empty()) {

@@ -27,6 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "core/common/exit_codes.h"
+#include "core/common/file_text.h"
 #include "core/common/main_init.h"
 #include "core/common/health_server.h"
 #include "core/common/logging.h"
@@ -120,16 +121,8 @@ absl::StatusOr<OptimizerKind> ParseOptimizer(const std::string& name) {
 
 absl::Status WriteReadyFile(const std::string& path, uint16_t port,
                             const std::string& address, int metrics_port) {
-  {
-    std::ofstream out(path + ".tmp");
-    out << port << "\n" << absl::BytesToHexString(address) << "\n"
-        << metrics_port << "\n";
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
-  }
-  if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot rename to ", path));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(path, absl::StrCat(port, "\n", absl::BytesToHexString(address),
+                                                "\n", metrics_port, "\n"));
 }
 
 absl::StatusOr<std::unique_ptr<CoordinatorLink>> RegisterWithCoordinator(

@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "catch2/catch.hpp"
 #include "core/transport/transport.h"
+#include "tests/stop_fifo.h"
 #include "tests/subprocess.h"
 
 namespace leeway {
@@ -248,14 +249,10 @@ TEST_CASE("a shared-memory peer that dies inside a send: the others fail in time
   REQUIRE(local->PeerTransportName(*peer).value_or("").find("memory") != std::string::npos);
   REQUIRE(BigCall(*local, *peer).ok());
 
-  auto wedge = Subprocess::Start(
-      {RunfilePath("tests/shm_wedge_peer"), "--server_file=" + server.ready_file},
-      Env(both), dir + "/wedge.log");
-  REQUIRE(wedge.ok());
-  absl::StatusOr<int> code = (*wedge)->Wait(absl::Now() + absl::Seconds(20));
-  INFO((*wedge)->Output());
-  REQUIRE(code.ok());
-  REQUIRE(*code == 128 + SIGKILL);  // it died inside the send
+  const absl::Status stopped =
+      testing::StopFifoOf(server.ready_file, Env(both), dir + "/wedge.log");
+  INFO(stopped);
+  REQUIRE(stopped.ok());
 
   const absl::Time wedged = absl::Now();
   const absl::Status after = BigCall(*local, *peer);

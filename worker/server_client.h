@@ -58,6 +58,9 @@ class ServerClient {
   // Waits for a ticket (driving progress on this thread).
   absl::Status Wait(const Ticket& ticket);
 
+  // The transport the connection runs on.
+  Transport* transport() const { return transport_; }
+
  private:
   absl::Time Deadline() const { return absl::Now() + timeout_; }
 

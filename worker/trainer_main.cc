@@ -74,6 +74,9 @@ ABSL_FLAG(int, peer_timeout_ms, 3000,
 ABSL_FLAG(int, server_wait, 120,
           "seconds to wait for a lost server to come back before giving up");
 ABSL_FLAG(std::string, result_file, "", "write the final JSON summary here");
+ABSL_FLAG(std::string, ready_file, "",
+          "write this worker's UCP worker address here (port 0, then the "
+          "address in hex, as servers do) whenever it makes a data plane");
 ABSL_FLAG(int, health_port, -1,
           "gRPC health service port for probes (0: any, -1: off); ready once registered");
 ABSL_FLAG(std::string, history_file, "",
@@ -154,6 +157,7 @@ absl::StatusOr<std::unique_ptr<Worker>> ConnectWorker() {
   options.job_id = absl::GetFlag(FLAGS_job_id);
   options.host = absl::GetFlag(FLAGS_advertise_host);
   options.connect = absl::GetFlag(FLAGS_connect);
+  options.ready_file = absl::GetFlag(FLAGS_ready_file);
   if (absl::GetFlag(FLAGS_rank) >= 0) options.rank = absl::GetFlag(FLAGS_rank);
   options.momentum = absl::GetFlag(FLAGS_momentum);
   options.report_every = absl::GetFlag(FLAGS_report_every);

@@ -31,7 +31,7 @@ Worker::Impl::~Impl() {
   StopThreads();
   session.reset();
   servers.clear();
-  transport.reset();
+  data_plane.reset();
 }
 
 absl::Status Worker::Impl::Connect() {
@@ -57,9 +57,10 @@ absl::Status Worker::Impl::Connect() {
   topt.token = options.token;
   topt.rank = session->registration().rank();
   topt.peer_timeout = options.peer_timeout;
-  absl::StatusOr<std::unique_ptr<Transport>> created = Transport::Create(topt);
+  absl::StatusOr<std::unique_ptr<DataPlane>> created =
+      DataPlane::Create(topt, options.ready_file);
   if (!created.ok()) return created.status();
-  transport = *std::move(created);
+  data_plane = *std::move(created);
   session->Start();
   return absl::OkStatus();
 }
@@ -104,12 +105,12 @@ absl::Status Worker::Impl::RegisterLayers(const std::vector<LayerDefinition>& de
   for (const v1::Member& m : map->servers()) {
     auto link = std::make_unique<ServerLink>();
     link->rank = m.rank();
-    absl::StatusOr<PeerId> peer = ConnectServer(m);
-    if (!peer.ok()) return peer.status();
+    absl::StatusOr<std::shared_ptr<ServerClient>> client = ConnectServer(m);
+    if (!client.ok()) return client.status();
     {
       absl::MutexLock lock(&link->mu);
       link->incarnation = m.incarnation();
-      link->client = std::make_shared<ServerClient>(transport.get(), *peer, options.timeout);
+      link->client = *std::move(client);
     }
     by_rank[m.rank()] = link.get();
     servers.push_back(std::move(link));
@@ -187,7 +188,7 @@ absl::Status Worker::Impl::RegisterLayers(const std::vector<LayerDefinition>& de
   if (next_plan && next_plan->effective_clock() <= clock) ApplyPlan(*next_plan);
   StartThreads();
   iteration_start = absl::Now();
-  transport_at_start = transport->stats();
+  transport_at_start = data_plane->stats();
   LEEWAY_LOG(INFO) << "worker " << session->registration().rank() << ": " << layers.size()
                    << " layers on " << servers.size() << " servers, starting at clock "
                    << clock;
@@ -228,7 +229,7 @@ absl::Status Worker::Impl::Clock(const IterationInfo& info) {
   }
   push_wait_ms += absl::ToDoubleMilliseconds(absl::Now() - clock_start);
   const absl::Time now = absl::Now();
-  const TransportStats t = transport->stats();
+  const TransportStats t = data_plane->stats();
   last = IterationStats();
   last.clock = clock;
   last.iteration_ms = absl::ToDoubleMilliseconds(now - iteration_start);

@@ -28,7 +28,9 @@
 // worker reconnects, resumes at its own clock and goes on, the pushes in
 // flight to the dead server lost with the updates since its checkpoint.
 // Calls that need the server wait meanwhile; past the timeout they fail
-// with the reason.
+// with the reason. A worker whose own shared-memory FIFO a dying peer
+// stopped (every co-located server then goes silent) replaces its
+// transport and reconnects to the same servers at once (data_plane.h).
 //
 // Threading: Push, Pull, Wait and Clock are called from one training
 // thread. Host memory only for now (no device-pointer variants yet).
@@ -63,6 +65,9 @@ struct WorkerOptions {
   absl::Duration server_recovery_timeout = absl::Seconds(120);
   // A server connection silent this long is lost (TransportOptions).
   absl::Duration peer_timeout = absl::Seconds(3);
+  // If set, the worker's UCP worker address goes here (the servers' ready
+  // file format, port 0) whenever it makes a transport (data_plane.h).
+  std::string ready_file;
   float momentum = 0.9f;  // DGC momentum correction, compressed layers
   int report_every = 10;  // clocks between statistics reports
   int codec_threads = 1;

@@ -18,6 +18,7 @@
 #include "core/transport/transport.h"
 #include "kernels/codec.h"
 #include "worker/control_session.h"
+#include "worker/data_plane.h"
 #include "worker/layer_compressor.h"
 #include "worker/server_client.h"
 #include "worker/ticket_group.h"
@@ -135,7 +136,7 @@ class Worker::Impl {
   Ticket Pull(uint32_t layer, absl::Span<float> out);
 
   const WorkerOptions options;
-  std::unique_ptr<Transport> transport;
+  std::unique_ptr<DataPlane> data_plane;
   std::unique_ptr<ControlSession> session;
   std::vector<std::unique_ptr<ServerLink>> servers;
   std::vector<LayerState> layers;
@@ -194,9 +195,12 @@ class Worker::Impl {
   // On the pull thread: recovers from the loss of `generation` unless
   // that is done already.
   absl::Status Recover(ServerLink* server, uint64_t generation);
+  // Until the coordinator lists the server alive under a new incarnation,
+  // or under any once `same_from` has passed.
   absl::StatusOr<v1::Member> AwaitServer(ServerLink* server, uint32_t lost_incarnation,
-                                         absl::Time lost_at, absl::Time deadline);
-  absl::StatusOr<PeerId> ConnectServer(const v1::Member& member);
+                                         absl::Time same_from, absl::Time deadline);
+  // Connects to `member` through the data plane's healthy transport.
+  absl::StatusOr<std::shared_ptr<ServerClient>> ConnectServer(const v1::Member& member);
   absl::Status OfferChunks(ServerLink* server, ServerClient* client, absl::Time deadline);
 };
 

@@ -8,7 +8,10 @@
 // offers the chunk values this worker last pulled (a server restarted
 // without a checkpoint takes the first it gets) and installs the new
 // connection. Chunk caches are dropped: a restored server's versions do
-// not continue the old ones.
+// not continue the old ones. When the connection was lost because this
+// worker's own transport stalled (its shared-memory FIFO stopped by a peer
+// that died inside a send: data_plane.h), the server is probably fine: the
+// data plane is replaced and the same server process reconnected at once.
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -85,7 +88,7 @@ absl::Status Worker::Impl::AwaitRecovery(ServerLink* server, uint64_t generation
 
 absl::StatusOr<v1::Member> Worker::Impl::AwaitServer(ServerLink* server,
                                                      uint32_t lost_incarnation,
-                                                     absl::Time lost_at, absl::Time deadline) {
+                                                     absl::Time same_from, absl::Time deadline) {
   const uint32_t rank = server->rank;
   absl::Status last = absl::UnavailableError("the coordinator never listed it alive");
   while (absl::Now() < deadline) {
@@ -98,8 +101,7 @@ absl::StatusOr<v1::Member> Worker::Impl::AwaitServer(ServerLink* server,
       for (const v1::Member& m : members->members()) {
         if (m.role() != v1::ROLE_SERVER || m.rank() != rank) continue;
         if (m.health() != v1::HEALTH_ALIVE) break;
-        if (m.incarnation() != lost_incarnation ||
-            absl::Now() - lost_at >= kSameIncarnationGrace) {
+        if (m.incarnation() != lost_incarnation || absl::Now() >= same_from) {
           return m;
         }
         break;
@@ -115,7 +117,11 @@ absl::StatusOr<v1::Member> Worker::Impl::AwaitServer(ServerLink* server,
                    last.message()));
 }
 
-absl::StatusOr<PeerId> Worker::Impl::ConnectServer(const v1::Member& m) {
+absl::StatusOr<std::shared_ptr<ServerClient>> Worker::Impl::ConnectServer(
+    const v1::Member& m) {
+  absl::StatusOr<Transport*> healthy = data_plane->Healthy();
+  if (!healthy.ok()) return healthy.status();
+  Transport* transport = *healthy;
   absl::StatusOr<PeerId> peer;
   if (options.connect == "sockaddr") {
     const size_t colon = m.data_address().rfind(':');
@@ -136,7 +142,7 @@ absl::StatusOr<PeerId> Worker::Impl::ConnectServer(const v1::Member& m) {
   }
   LEEWAY_LOG(INFO) << "connected to server " << m.rank() << " (incarnation " << m.incarnation()
                    << ") over " << transport->PeerTransportName(*peer).value_or("?");
-  return peer;
+  return std::make_shared<ServerClient>(transport, *peer, options.timeout);
 }
 
 absl::Status Worker::Impl::OfferChunks(ServerLink* server, ServerClient* client,
@@ -157,33 +163,45 @@ absl::Status Worker::Impl::OfferChunks(ServerLink* server, ServerClient* client,
 
 absl::Status Worker::Impl::Recover(ServerLink* server, uint64_t generation) {
   uint32_t lost_incarnation = 0;
+  Transport* lost_over = nullptr;
   {
     absl::MutexLock lock(&server->mu);
     if (!server->failed.ok()) return server->failed;
     if (server->generation != generation) return absl::OkStatus();
     lost_incarnation = server->incarnation;
+    lost_over = server->client->transport();
   }
   const absl::Time lost_at = absl::Now();
   const absl::Time deadline = lost_at + options.server_recovery_timeout;
-  LEEWAY_LOG(WARNING) << "server " << server->rank << " lost; waiting up to "
-                      << absl::FormatDuration(options.server_recovery_timeout)
-                      << " for the coordinator to list it alive again";
+  // Lost because this worker's transport stalled: the same server process
+  // is worth trying at once (through a new transport).
+  absl::StatusOr<Transport*> healthy = data_plane->Healthy();
+  const bool stalled_here = healthy.ok() && *healthy != lost_over;
+  const absl::Time same_from = stalled_here ? lost_at : lost_at + kSameIncarnationGrace;
+  if (stalled_here) {
+    LEEWAY_LOG(WARNING) << "server " << server->rank
+                        << " lost through this worker's stalled data plane; reconnecting";
+  } else {
+    LEEWAY_LOG(WARNING) << "server " << server->rank << " lost; waiting up to "
+                        << absl::FormatDuration(options.server_recovery_timeout)
+                        << " for the coordinator to list it alive again";
+  }
   absl::Status status;
   while (true) {
     absl::StatusOr<v1::Member> member =
-        AwaitServer(server, lost_incarnation, lost_at, deadline);
+        AwaitServer(server, lost_incarnation, same_from, deadline);
     if (!member.ok()) {
       status = member.status();
       break;
     }
-    absl::StatusOr<PeerId> peer = ConnectServer(*member);
-    if (!peer.ok()) {
+    absl::StatusOr<std::shared_ptr<ServerClient>> connected = ConnectServer(*member);
+    if (!connected.ok()) {
       // Listed alive but not reachable (yet, or any more): ask again.
-      LEEWAY_LOG_EVERY_N_SEC(WARNING, 5) << peer.status();
+      LEEWAY_LOG_EVERY_N_SEC(WARNING, 5) << connected.status();
       absl::SleepFor(kPoll);
       continue;
     }
-    auto client = std::make_shared<ServerClient>(transport.get(), *peer, options.timeout);
+    std::shared_ptr<ServerClient> client = *std::move(connected);
     uint32_t resume_at = 0;
     {
       absl::MutexLock lock(&server->mu);

@@ -87,6 +87,22 @@ struct TransportStats {
   // Times UCX said events were pending that never came (progress_loop.h):
   // a shared-memory FIFO stopped by a peer that died inside a send.
   uint64_t stalls = 0;
+
+  // Field by field (the counters of several transports).
+  TransportStats& operator+=(const TransportStats& o) {
+    messages_sent += o.messages_sent;
+    messages_received += o.messages_received;
+    bytes_sent += o.bytes_sent;
+    bytes_received += o.bytes_received;
+    bad_messages += o.bad_messages;
+    unauthenticated_messages += o.unauthenticated_messages;
+    handshake_failures += o.handshake_failures;
+    peers_lost += o.peers_lost;
+    errors_sent += o.errors_sent;
+    errors_received += o.errors_received;
+    stalls += o.stalls;
+    return *this;
+  }
 };
 
 // Supplies the buffer a message's payload lands in, given its header;
