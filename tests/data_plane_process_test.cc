@@ -89,12 +89,17 @@ TEST_CASE("a data plane whose FIFO a dying peer stopped is replaced by one that 
   REQUIRE(old != nullptr);
   AnswerClocks(old);
   const std::string old_address = AddressIn(ready);
+  // A shared-memory peer that keeps talking to it (keepalives): its
+  // silence is what tells a stopped FIFO from a busy one.
+  auto client = Transport::Create(Options(2));
+  REQUIRE(client.ok());
+  REQUIRE(CallOnce(**client, old_address).ok());
 
   const absl::Status stopped = testing::StopFifoOf(ready, ShmEnvironment(), dir + "/wedge.log");
   INFO(stopped);
   REQUIRE(stopped.ok());
 
-  // The stall shows within the detector's window (a second).
+  // The stall shows within the detector's window (half the peer timeout).
   Transport* now = old;
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
   while (now == old && absl::Now() < deadline) {
@@ -111,8 +116,6 @@ TEST_CASE("a data plane whose FIFO a dying peer stopped is replaced by one that 
 
   // The old transport hears nobody over shared memory any more (the
   // handshake's answer never arrives); the new one answers.
-  auto client = Transport::Create(Options(2));
-  REQUIRE(client.ok());
   CHECK_FALSE(CallOnce(**client, old_address).ok());
   AnswerClocks(now);
   CHECK(CallOnce(**client, new_address).ok());

@@ -165,9 +165,11 @@ ProgressLoop::~ProgressLoop() {
 }
 
 void ProgressLoop::Start(std::function<void(absl::Time)> on_tick,
-                         std::function<void()> on_stop) {
+                         std::function<void()> on_stop,
+                         std::function<bool()> has_shared_memory_peers) {
   on_tick_ = std::move(on_tick);
   on_stop_ = std::move(on_stop);
+  has_shared_memory_peers_ = std::move(has_shared_memory_peers);
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -338,7 +340,6 @@ void ProgressLoop::Run() {
   // When the thread last woke from a sleep, until the next event.
   absl::Time woke_at = absl::InfinitePast();
   SpinPolicy policy(options_.busy_poll);
-  StallDetector stall(kStallWindow);
   bool reported_stall = false;
   uint64_t rounds = 0;
   uint64_t idle_rounds = 0;
@@ -355,7 +356,7 @@ void ProgressLoop::Run() {
     }
     t_holding = this;
     bool busy = ucp_worker_progress(worker_) != 0;
-    stall.OnProgress(busy);
+    stall_.OnProgress(busy);
     busy |= RunPosted();
     if (busy && idle_rounds > 0 && !armed_busy) {
       // An idle gap ended. Slept through: would polling have caught it?
@@ -384,8 +385,9 @@ void ProgressLoop::Run() {
     if (++rounds % 16 == 0 || sleep_now) {
       const absl::Time now = now_ = absl::Now();
       MaybeTick(now);
-      if (stall.OnClock(now) != reported_stall) {
-        reported_stall = stall.stalled();
+      if (stall_.OnClock(now, has_shared_memory_peers_ && has_shared_memory_peers_()) !=
+          reported_stall) {
+        reported_stall = stall_.stalled();
         ReportStall(reported_stall);
       }
       if (saw_event) last_event = now;
@@ -405,12 +407,12 @@ void ProgressLoop::Run() {
     bool nap = false;
     if (sleep) {
       const bool arm_busy = ucp_worker_arm(worker_) == UCS_ERR_BUSY;
-      stall.OnArm(arm_busy);
+      stall_.OnArm(arm_busy);
       if (arm_busy) {
         sleep = false;
         armed_busy = true;
         // Pending events that never come: poll each millisecond, no faster.
-        nap = stall.stalled();
+        nap = stall_.stalled();
       }
     }
     if (sleep) {
@@ -447,8 +449,9 @@ void ProgressLoop::ReportStall(bool started) {
   if (started) {
     stalls_.fetch_add(1, std::memory_order_relaxed);
     LEEWAY_LOG(ERROR)
-        << "UCX has said for " << absl::FormatDuration(kStallWindow)
-        << " that events are pending and none has come: a shared-memory "
+        << "UCX has said for " << absl::FormatDuration(options_.stall_window)
+        << " that events are pending and none has come, and no shared-memory "
+           "peer has been heard meanwhile: a shared-memory "
            "peer probably died inside a send and stopped this process's "
            "shared-memory FIFO (README, data plane), and shared-memory "
            "peers can no longer reach this process; polling every "

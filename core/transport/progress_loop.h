@@ -16,9 +16,10 @@
 // caller drives, it stays out of the way, and while callers send on their
 // own threads it sleeps as soon as the worker is idle instead of polling
 // (on two cores a polling thread took the CPU the sender needed). When UCX
-// keeps saying events are pending that never come (StallDetector: a
-// shared-memory FIFO stopped by a dead sender) it polls each millisecond
-// instead of spinning, logs it, and counts it (stalls()). `on_tick`
+// keeps saying events are pending that never come while every
+// shared-memory peer is silent (StallDetector: a shared-memory FIFO stopped
+// by a dead sender) it polls each millisecond instead of spinning, logs it,
+// and counts it (stalls()). `on_tick`
 // runs at least every `tick` for deadlines and keepalives, on whichever
 // thread drives.
 //
@@ -52,6 +53,9 @@ class ProgressLoop {
     absl::Duration tick = absl::Milliseconds(10);
     // Use CMA when UCX_TLS allows it (see ucx_tls.h for why not by default).
     bool allow_cma = false;
+    // How long shared-memory peers must be silent, among the other signs,
+    // for a stall (stall_detector.h): longer than their keepalive interval.
+    absl::Duration stall_window = absl::Seconds(1);
   };
 
   static absl::StatusOr<std::unique_ptr<ProgressLoop>> Create(
@@ -67,9 +71,15 @@ class ProgressLoop {
   bool has_network_transport() const { return has_network_; }
 
   // Starts the thread. `on_tick(now)` runs periodically; `on_stop` runs once
-  // on the loop thread when Stop() is called, before the thread exits.
-  void Start(std::function<void(absl::Time)> on_tick,
-             std::function<void()> on_stop);
+  // on the loop thread when Stop() is called, before the thread exits;
+  // `has_shared_memory_peers()` says whether the process has any (worker
+  // lock held; asked once a stall window).
+  void Start(std::function<void(absl::Time)> on_tick, std::function<void()> on_stop,
+             std::function<bool()> has_shared_memory_peers);
+
+  // Worker lock held: a message came from a shared-memory peer (evidence
+  // that the FIFO works: stall_detector.h).
+  void NoteSharedMemoryMessage() { stall_.OnSharedMemoryMessage(); }
 
   // Queues `fn` to run on the loop thread. Returns false (and drops `fn`)
   // once the loop is stopping.
@@ -170,6 +180,8 @@ class ProgressLoop {
   const absl::Duration half_tick_ = options_.tick / 2;
   std::function<void(absl::Time)> on_tick_;
   std::function<void()> on_stop_;
+  std::function<bool()> has_shared_memory_peers_;
+  StallDetector stall_{options_.stall_window};  // worker lock
   std::thread thread_;
   std::atomic<bool> stop_requested_{false};
   // Dekker-style handshake so that Post() writes the eventfd only when the
@@ -180,7 +192,6 @@ class ProgressLoop {
   std::atomic<int64_t> spin_ns_{absl::ToInt64Nanoseconds(options_.busy_poll)};
   std::atomic<uint64_t> pending_{0};
   std::atomic<uint64_t> stalls_{0};
-  static constexpr absl::Duration kStallWindow = absl::Seconds(1);
   // Bumped by each Guard a caller takes (and by TryDrive): the loop thread
   // does not busy-poll while callers use the worker.
   std::atomic<uint64_t> caller_turns_{0};

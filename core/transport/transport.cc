@@ -2,6 +2,7 @@
 // shutdown. See transport.h for the contract.
 #include "core/transport/transport.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -26,6 +27,9 @@ absl::StatusOr<std::unique_ptr<Transport>> Transport::Create(
   }
   ProgressLoop::Options loop_options;
   loop_options.busy_poll = options.busy_poll;
+  // Twice the keepalive interval (a quarter of the peer timeout): a live
+  // shared-memory peer is heard within it.
+  loop_options.stall_window = std::max(absl::Seconds(1), options.peer_timeout / 2);
   LEEWAY_ASSIGN_OR_RETURN(auto loop, ProgressLoop::Create(loop_options));
   auto impl = std::make_unique<Impl>(options, std::move(loop));
   LEEWAY_RETURN_IF_ERROR(impl->Start());
@@ -178,8 +182,8 @@ absl::Status Transport::Impl::Start() {
         ucp_worker_set_am_recv_handler(loop_->worker(), &param),
         "ucp_worker_set_am_recv_handler"));
   }
-  loop_->Start([this](absl::Time now) { OnTick(now); },
-               [this] { OnStop(); });
+  loop_->Start([this](absl::Time now) { OnTick(now); }, [this] { OnStop(); },
+               [this] { return HasSharedMemoryPeers(); });
   return absl::OkStatus();
 }
 

@@ -96,11 +96,8 @@ void Transport::Impl::OnWelcome(PeerId peer, absl::Status status,
     FailConnect(peer, hello.status());
     return;
   }
-  session->state = SessionState::kReady;
   session->peer_rank = reply.header.sender_rank;
-  LEEWAY_LOG(INFO) << session->description << " ready, rank "
-                   << session->peer_rank << ", transport "
-                   << DescribeLanes(session->ep);
+  MarkReady(session, "ready");
   Message result;
   result.peer = peer;
   session->connect_ticket.Complete(absl::OkStatus(), std::move(result));
@@ -159,11 +156,8 @@ void Transport::Impl::OnHelloRequest(Session* session, const WireHeader& h,
     if (MacEqual(hello->mac,
                  ClientProof(options_.token, options_.job_id,
                              session->server_nonce, session->client_nonce))) {
-      session->state = SessionState::kReady;
       answer.stage = HelloStage::kWelcome;
-      LEEWAY_LOG(INFO) << session->description << " authenticated, rank "
-                       << session->peer_rank << ", transport "
-                       << DescribeLanes(session->ep);
+      MarkReady(session, "authenticated");
     } else {
       failure = absl::UnauthenticatedError(
           "HELLO proof does not match the cluster token");

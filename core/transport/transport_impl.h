@@ -111,6 +111,8 @@ class Transport::Impl {
     absl::Time created;
     absl::Time last_heard;
     bool keepalive_in_flight = false;
+    // Its endpoint runs over shared memory (known once ready).
+    bool shared_memory = false;
     Ticket connect_ticket;  // outbound: completes when the handshake ends
   };
   using CallDone = std::function<void(absl::Status, Message)>;
@@ -255,6 +257,12 @@ class Transport::Impl {
   static void EndpointErrorCallback(void* arg, ucp_ep_h ep,
                                     ucs_status_t status);
   std::string DescribeLanes(ucp_ep_h ep);
+  // The handshake succeeded: the session is ready, its transport noted
+  // (shared memory or not) and logged as `how` ("ready", "authenticated").
+  void MarkReady(Session* session, const char* how);
+  // Whether any ready session runs over shared memory (the stall detector's
+  // question: progress_loop.h).
+  bool HasSharedMemoryPeers() const;
 
   // Runs `fn` on the loop thread and waits for its result.
   template <typename T>

@@ -77,6 +77,7 @@ ucs_status_t Transport::Impl::OnAm(unsigned am_id, const void* header,
   }
   counters_.messages_received.fetch_add(1, kRelaxed);
   counters_.bytes_received.fetch_add(length, kRelaxed);
+  if (session->shared_memory) loop_->NoteSharedMemoryMessage();
   if (h.is_reply()) return OnReply(session, h, data, length, rndv);
   return OnRequest(session, h, data, length, rndv);
 }

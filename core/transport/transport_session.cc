@@ -432,6 +432,21 @@ std::string Transport::Impl::DescribeLanes(ucp_ep_h ep) {
   return transports.empty() ? "unknown" : absl::StrJoin(transports, ",");
 }
 
+void Transport::Impl::MarkReady(Session* session, const char* how) {
+  session->state = SessionState::kReady;
+  const std::string lanes = session->ep != nullptr ? DescribeLanes(session->ep) : "unknown";
+  session->shared_memory = lanes.find("/memory") != std::string::npos;
+  LEEWAY_LOG(INFO) << session->description << " " << how << ", rank " << session->peer_rank
+                   << ", transport " << lanes;
+}
+
+bool Transport::Impl::HasSharedMemoryPeers() const {
+  for (const auto& entry : sessions_) {
+    if (entry.second->state == SessionState::kReady && entry.second->shared_memory) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<std::string> Transport::Impl::PeerTransportName(PeerId peer) {
   return RunOnLoop<std::string>([this, peer]() -> absl::StatusOr<std::string> {
     Session* session = FindSession(peer);
