@@ -50,7 +50,8 @@ int Run() {
     for (float& x : g) x = normal(rng);
     auto copy_once = [&] { std::memcpy(copy.data(), g.data(), 4 * n); };
     copy_once();
-    for (const Row& row : {Row{"topk1%", CodecId::kTopK, 0.01f},
+    for (const Row& row : {Row{"topk0.1%", CodecId::kTopK, 0.001f},
+                           Row{"topk1%", CodecId::kTopK, 0.01f},
                            Row{"int8", CodecId::kInt8, 1.0f},
                            Row{"fp16", CodecId::kFp16, 1.0f},
                            Row{"none", CodecId::kNone, 1.0f}}) {

@@ -57,7 +57,10 @@ TEST_CASE("sampled top-k equals the exact selection on large tensors") {
       CHECK(stats.sampled);
       CHECK(stats.passes == 1);
       CHECK(stats.candidates >= k);
-      CHECK(stats.candidates <= 2 * k + 200);
+      // The threshold sits a few sample ranks below the k-th: about 1.5x k
+      // at the sample's 64 expected hits, up to 4x at the smallest tensors'
+      // few (n / 32 elements sampled).
+      CHECK(stats.candidates <= 4 * k + 200);
       SelectTopKExact(v, k, &exact);
       CHECK(sampled == exact);
       Select(v, k, 7, 1, &single);

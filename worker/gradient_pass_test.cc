@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "catch2/catch.hpp"
 #include "kernels/codec_test_util.h"
 
@@ -51,15 +52,20 @@ TEST_CASE("momentum correction forms u = m v + g") {
 }
 
 TEST_CASE("a non-finite gradient is refused, naming its index") {
-  for (float bad : {std::numeric_limits<float>::quiet_NaN(),
-                    -std::numeric_limits<float>::infinity()}) {
-    auto g = Gradient(20000, 4);
-    g[12345] = bad;
-    const absl::Status status = CheckedSumOfSquares(g).status();
-    CHECK(status.code() == absl::StatusCode::kInvalidArgument);
-    CHECK(status.message().find("12345") != std::string::npos);
-    std::vector<float> velocity(g.size(), 0.0f), u(g.size());
-    CHECK_FALSE(MomentumCorrect(0.5f, velocity, g, absl::MakeSpan(u)).ok());
+  // Each of a vector step's two halves of 8 lanes, and the scalar tail
+  // (20003 = 4 blocks of 4096 + 3619, whose last 3 are past the last step).
+  for (size_t at : {size_t{0}, size_t{7}, size_t{8}, size_t{15}, size_t{12345}, size_t{20001}}) {
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(),
+                      -std::numeric_limits<float>::infinity()}) {
+      INFO("at " << at << ": " << bad);
+      auto g = Gradient(20003, 4);
+      g[at] = bad;
+      const absl::Status status = CheckedSumOfSquares(g).status();
+      CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+      CHECK(status.message().find(absl::StrCat(" at ", at, ":")) != std::string::npos);
+      std::vector<float> velocity(g.size(), 0.0f), u(g.size());
+      CHECK_FALSE(MomentumCorrect(0.5f, velocity, g, absl::MakeSpan(u)).ok());
+    }
   }
 }
 
