@@ -131,10 +131,22 @@ int Train(ServerClient& client, int rank) {
       0, 0, std::vector<float>(kElements, 0.0f), absl::Now() + absl::Seconds(10));
   CHECK_OR_FAIL(init.ok(), init.status().ToString());
   ChunkCopy copy;
+  // Receives the same changes as the copy (a trainer's parameter buffer):
+  // the first reply is dense, so what it held before does not matter.
+  std::vector<float> mirror(kElements, -1.0f);
+  std::vector<float> short_mirror(kElements - 1);
+  CHECK_OR_FAIL(client.Pull(0, 0, 0, kElements, &copy, nullptr, absl::MakeSpan(short_mirror))
+                        .status()
+                        .code() == absl::StatusCode::kInvalidArgument,
+                "a pull with a mirror of the wrong size was not refused");
+  CHECK_OR_FAIL(copy.values.empty(), "a refused pull changed the copy");
   int deltas = 0, not_modified = 0;
   for (int c = 0; c < clocks; ++c) {
-    absl::StatusOr<PullForm> form = client.Pull(0, 0, c, kElements, &copy);
+    absl::StatusOr<PullForm> form =
+        client.Pull(0, 0, c, kElements, &copy, nullptr, absl::MakeSpan(mirror));
     CHECK_OR_FAIL(form.ok(), absl::StrCat("pull at ", c, ": ", form.status().ToString()));
+    CHECK_OR_FAIL(mirror == copy.values,
+                  absl::StrCat("the mirror differs from the copy after the pull at ", c));
     deltas += *form == PullForm::kDelta;
     not_modified += *form == PullForm::kNotModified;
     const std::vector<int64_t> counts = Counts(copy, workers);

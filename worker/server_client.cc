@@ -1,5 +1,7 @@
 #include "worker/server_client.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "kernels/codec.h"
 #include "kernels/payload.h"
@@ -85,7 +87,12 @@ absl::Status ServerClient::Clock(uint32_t clock, uint32_t pushes) {
 absl::StatusOr<PullForm> ServerClient::Pull(uint32_t layer, uint32_t chunk,
                                             uint32_t clock, uint32_t elements,
                                             ChunkCopy* copy,
-                                            uint64_t* reply_bytes) {
+                                            uint64_t* reply_bytes,
+                                            absl::Span<float> mirror) {
+  if (!mirror.empty() && mirror.size() != elements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pull of ", elements, " elements with a mirror of ", mirror.size()));
+  }
   WireHeader h;
   h.kind = MessageKind::kPull;
   h.layer = layer;
@@ -114,12 +121,16 @@ absl::StatusOr<PullForm> ServerClient::Pull(uint32_t layer, uint32_t chunk,
     absl::Status decoded = DecodePairs(reply.payload, elements, &indices, &values);
     if (!decoded.ok()) return decoded;
     for (size_t j = 0; j < indices.size(); ++j) copy->values[indices[j]] = values[j];
+    if (!mirror.empty()) {
+      for (size_t j = 0; j < indices.size(); ++j) mirror[indices[j]] = values[j];
+    }
     copy->version = reply.header.version;
     return PullForm::kDelta;
   }
   std::vector<float> values(elements);
   absl::Status decoded = Decode(reply.payload, absl::MakeSpan(values), 1);
   if (!decoded.ok()) return decoded;
+  if (!mirror.empty()) std::copy(values.begin(), values.end(), mirror.begin());
   copy->values = std::move(values);
   copy->version = reply.header.version;
   return PullForm::kDense;

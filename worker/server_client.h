@@ -50,10 +50,15 @@ class ServerClient {
   absl::Status Clock(uint32_t clock, uint32_t pushes);
   // Brings `copy` (of `elements` elements) up to date for a worker at
   // `clock`; waits while SSP says so. `reply_bytes`, when given, receives
-  // the size of the reply's payload.
+  // the size of the reply's payload. A `mirror` of `elements` elements,
+  // when given, receives the same changes as the copy: only the changed
+  // elements for a delta, all of them for a dense reply, none when not
+  // modified (so a mirror equal to the copy before stays equal to it); on
+  // an error neither changes.
   absl::StatusOr<PullForm> Pull(uint32_t layer, uint32_t chunk, uint32_t clock,
                                 uint32_t elements, ChunkCopy* copy,
-                                uint64_t* reply_bytes = nullptr);
+                                uint64_t* reply_bytes = nullptr,
+                                absl::Span<float> mirror = {});
 
   // Waits for a ticket (driving progress on this thread).
   absl::Status Wait(const Ticket& ticket);

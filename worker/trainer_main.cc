@@ -160,6 +160,8 @@ absl::StatusOr<std::unique_ptr<Worker>> ConnectWorker() {
   options.ready_file = absl::GetFlag(FLAGS_ready_file);
   if (absl::GetFlag(FLAGS_rank) >= 0) options.rank = absl::GetFlag(FLAGS_rank);
   options.momentum = absl::GetFlag(FLAGS_momentum);
+  // Both models' parameter buffers are written by pulls alone.
+  options.pull_changes_only = true;
   options.report_every = absl::GetFlag(FLAGS_report_every);
   options.server_recovery_timeout = absl::Seconds(absl::GetFlag(FLAGS_server_wait));
   options.peer_timeout = absl::Milliseconds(std::max(100, absl::GetFlag(FLAGS_peer_timeout_ms)));

@@ -71,6 +71,12 @@ struct WorkerOptions {
   float momentum = 0.9f;  // DGC momentum correction, compressed layers
   int report_every = 10;  // clocks between statistics reports
   int codec_threads = 1;
+  // Pull(layer, out) may write only what changed since the previous pull
+  // of that layer into the same buffer: for training loops whose
+  // parameter buffers nothing but these pulls writes (a delta pull then
+  // costs its changes, not a copy of the layer). Off: every pull writes
+  // the whole layer.
+  bool pull_changes_only = false;
 };
 
 struct LayerDefinition {

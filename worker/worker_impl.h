@@ -67,6 +67,10 @@ struct ChunkState {
   uint32_t elements = 0;
   ServerLink* server = nullptr;
   ChunkCopy cache;  // touched only by its server's pull thread
+  // With pull_changes_only: where the last pull left a copy of `cache`
+  // (its place in that pull's out buffer), kept equal to it; else null.
+  // Also only its server's pull thread.
+  const float* mirror = nullptr;
 };
 
 // Per layer, what the window's pushes and pulls measured.

@@ -216,6 +216,10 @@ void Worker::Impl::PullLoop(ServerLink* server) {
       continue;
     }
     ChunkState& chunk = layers[job.layer].chunks[job.chunk_index];
+    const absl::Span<float> out = job.out.subspan(chunk.offset, chunk.elements);
+    // The buffer the last pull left equal to the cache gets the changes alone.
+    const bool mirrored = options.pull_changes_only && chunk.mirror == out.data();
+    chunk.mirror = nullptr;
     uint64_t reply_bytes = 0;
     absl::StatusOr<PullForm> form;
     while (true) {
@@ -231,7 +235,7 @@ void Worker::Impl::PullLoop(ServerLink* server) {
         generation = server->generation;
       }
       form = client->Pull(job.layer, chunk.chunk, job.clock, chunk.elements, &chunk.cache,
-                          &reply_bytes);
+                          &reply_bytes, mirrored ? out : absl::Span<float>());
       if (!IsPeerLoss(form.status())) break;
       absl::Status recovered = Recover(server, generation);
       if (!recovered.ok()) {
@@ -240,8 +244,10 @@ void Worker::Impl::PullLoop(ServerLink* server) {
       }
     }
     if (form.ok()) {
-      std::memcpy(job.out.data() + chunk.offset, chunk.cache.values.data(),
-                  chunk.elements * sizeof(float));
+      if (!mirrored) {
+        std::memcpy(out.data(), chunk.cache.values.data(), chunk.elements * sizeof(float));
+      }
+      if (options.pull_changes_only) chunk.mirror = out.data();
       absl::MutexLock lock(&stats_mu);
       layer_stats[job.layer].bytes_pulled += reply_bytes;
     }

@@ -156,6 +156,7 @@ absl::Status Worker::Impl::OfferChunks(ServerLink* server, ServerClient* client,
         if (!taken.ok()) return taken.status();
       }
       c.cache = ChunkCopy();
+      c.mirror = nullptr;
     }
   }
   return absl::OkStatus();
