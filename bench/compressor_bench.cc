@@ -4,7 +4,10 @@
 // statistics), one thread, against the bare codec encode of the same
 // elements and a memcpy of the gradient, each run right before it (the
 // ratios are medians of those pairs). What the worker adds around the
-// kernel is the difference.
+// kernel is the difference. Successive compress calls take --gradients
+// distinct gradients in turn, as a worker's steps do (top-k's threshold
+// hint follows a residual in its steady state; one gradient repeated makes
+// v grow every step instead).
 //
 //   bazel run -c opt //bench:compressor_bench -- --sizes=1048576,16777216
 #include <cstdio>
@@ -23,6 +26,7 @@
 
 ABSL_FLAG(std::string, sizes, "1048576,16777216", "elements of the layer");
 ABSL_FLAG(int, repeats, 7, "pairs per figure; medians are reported");
+ABSL_FLAG(int, gradients, 4, "distinct gradients the compress calls take in turn");
 
 namespace leeway {
 namespace {
@@ -35,6 +39,11 @@ struct Row {
 
 int Run() {
   const int repeats = absl::GetFlag(FLAGS_repeats);
+  const int gradients = absl::GetFlag(FLAGS_gradients);
+  if (gradients < 1) {
+    std::fprintf(stderr, "--gradients must be at least 1\n");
+    return 1;
+  }
   std::printf("| elements | codec | compress ms | memcpy / compress | "
               "compress time / bare encode time | bare encode ms | memcpy ms |\n"
               "|---:|---|---:|---:|---:|---:|---:|\n");
@@ -44,10 +53,14 @@ int Run() {
       std::fprintf(stderr, "bad size %s\n", std::string(text).c_str());
       return 1;
     }
-    std::vector<float> g(n), copy(n), residual(n, 0.0f);
+    std::vector<std::vector<float>> steps(gradients, std::vector<float>(n));
+    std::vector<float> copy(n), residual(n, 0.0f);
     std::mt19937 rng(1);
     std::normal_distribution<float> normal(0.0f, 0.01f);
-    for (float& x : g) x = normal(rng);
+    for (auto& step : steps) {
+      for (float& x : step) x = normal(rng);
+    }
+    const std::vector<float>& g = steps[0];
     auto copy_once = [&] { std::memcpy(copy.data(), g.data(), 4 * n); };
     copy_once();
     for (const Row& row : {Row{"topk0.1%", CodecId::kTopK, 0.001f},
@@ -65,9 +78,12 @@ int Run() {
       std::vector<std::vector<uint8_t>> payloads;
       std::vector<uint8_t> bare;
       bool ok = true;
+      size_t step = 0;
       const PairedTimes compress = MedianPaired(repeats, copy_once, [&] {
         CompressionStats stats;
-        ok &= layer->CompressInto(g, params, &payloads, &stats, nullptr).ok();
+        ok &= layer->CompressInto(steps[step++ % steps.size()], params, &payloads, &stats,
+                                  nullptr)
+                  .ok();
       });
       const PairedTimes encode = MedianPaired(repeats, copy_once, [&] {
         ok &= Encode(g, absl::MakeSpan(residual), params, &bare).ok();

@@ -62,6 +62,8 @@ constexpr uint8_t kMaxCodecId = 7;
 const char* CodecName(CodecId codec);
 bool IsSparse(CodecId codec);
 
+struct TopKHint;  // topk_select.h
+
 struct CodecParams {
   CodecId codec = CodecId::kNone;
   uint32_t int8_bucket = 512;  // elements per scale (int8, and int8 values)
@@ -71,6 +73,10 @@ struct CodecParams {
   float threshold = 0.0f;      // threshold: keep |v| >= threshold
   CodecId values = CodecId::kNone;  // sparse: none, fp16, bf16 or int8
   int threads = 0;             // 0: the kernel pool; 1: the caller only
+  // topk on the CPU: carried from one encode of a tensor to the next
+  // (topk_select.h; read and updated, never changes the payload); may be
+  // null. The CUDA twin samples on the device and ignores it.
+  TopKHint* topk_hint = nullptr;
 };
 
 // Elements a sparse codec with this density keeps of n: ceil(density * n)

@@ -26,7 +26,8 @@ absl::Status SelectIndices(const CodecParams& params, const float* g, float* r,
   indices->clear();
   switch (params.codec) {
     case CodecId::kTopK:
-      return SelectTopK(g, r, n, k, params.seed, threads, indices).status();
+      return SelectTopK(g, r, n, k, params.seed, threads, indices, params.topk_hint)
+          .status();
     case CodecId::kThreshold: {
       absl::StatusOr<size_t> count =
           GatherAtLeast(g, r, n, params.threshold, k, threads, indices);

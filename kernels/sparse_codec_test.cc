@@ -122,6 +122,28 @@ TEST_CASE("sparse codecs with k >= n keep everything") {
   }
 }
 
+TEST_CASE("a top-k hint carried between encodes leaves payloads as they were") {
+  const size_t n = 1 << 18;
+  for (CodecId values : {CodecId::kNone, CodecId::kInt8}) {
+    CodecParams params = Params(CodecId::kTopK, 3, values);
+    params.density = 0.005f;
+    TopKHint hint;
+    std::vector<float> with(n, 0.0f), without(n, 0.0f);
+    for (int step = 0; step < 6; ++step) {
+      INFO("values " << CodecName(values) << " step " << step);
+      const auto g = Gradient(n, 40 + step);
+      std::vector<uint8_t> hinted, plain;
+      params.topk_hint = &hint;
+      REQUIRE(Encode(g, absl::MakeSpan(with), params, &hinted).ok());
+      params.topk_hint = nullptr;
+      REQUIRE(Encode(g, absl::MakeSpan(without), params, &plain).ok());
+      CHECK(hinted == plain);
+      CHECK(with == without);
+      CHECK(hint.k == SparseKeep(params.density, n));
+    }
+  }
+}
+
 TEST_CASE("randomk is unbiased over seeds") {
   const std::vector<float> g = {0.3f, -0.7f, 0.05f, 1.0f, -0.002f, 0.5f, 0.25f};
   std::vector<double> mean(g.size(), 0.0);

@@ -7,6 +7,7 @@
 
 #include "catch2/catch.hpp"
 #include "kernels/codec_test_util.h"
+#include "kernels/half.h"
 
 namespace leeway {
 namespace {
@@ -68,6 +69,132 @@ TEST_CASE("sampled top-k equals the exact selection on large tensors") {
       if (n == (size_t{1} << 20)) CheckIsTopK(v, k, sampled);
     }
   }
+}
+
+// Error feedback's loop, as a worker runs it: v = g + r, the top k sent
+// and cleared from r; `hint` carried from step to step (or null).
+struct FeedbackRun {
+  std::vector<std::vector<uint32_t>> selections;
+  std::vector<TopKStats> stats;
+  std::vector<float> residual;
+};
+
+FeedbackRun RunFeedback(size_t n, size_t k, int steps, TopKHint* hint) {
+  FeedbackRun run;
+  run.residual.assign(n, 0.0f);
+  for (int t = 0; t < steps; ++t) {
+    const auto g = Gradient(n, 100 + t);
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = g[i] + run.residual[i];
+    std::vector<uint32_t> got, exact;
+    run.stats.push_back(Select(g.data(), run.residual.data(), n, k, t, 0, &got, hint));
+    SelectTopKExact(v, k, &exact);
+    REQUIRE(got == exact);
+    REQUIRE(run.residual == v);  // formed once, whichever path ran
+    for (uint32_t i : got) run.residual[i] = 0.0f;
+    run.selections.push_back(got);
+  }
+  return run;
+}
+
+TEST_CASE("a hint carried between steps replaces the sample and changes nothing") {
+  for (size_t n : {size_t{1} << 17, size_t{1} << 20}) {
+    for (size_t k : {n / 1000, n / 100}) {
+      INFO("n=" << n << " k=" << k);
+      TopKHint hint;
+      const FeedbackRun hinted = RunFeedback(n, k, 12, &hint);
+      const FeedbackRun plain = RunFeedback(n, k, 12, nullptr);
+      CHECK(hinted.selections == plain.selections);
+      CHECK(hinted.residual == plain.residual);
+      CHECK(hinted.stats[0].sampled);  // no hint yet
+      if (!TopKHinted(n, k)) {
+        // 1% of 2^20: a sample of 6,400, 1 in 164 elements, spares little.
+        CHECK(n * k == (size_t{1} << 20) * ((size_t{1} << 20) / 100));
+        CHECK(hint.k == 0);
+        for (const TopKStats& stats : hinted.stats) CHECK_FALSE(stats.hinted);
+        continue;
+      }
+      CHECK(hint.k == k);
+      // Step 1's v is the first to hold a residual, wider than step 0's;
+      // from step 2 on one gather at the hint does.
+      for (size_t t = 2; t < hinted.stats.size(); ++t) {
+        INFO("step " << t << " candidates " << hinted.stats[t].candidates);
+        CHECK(hinted.stats[t].hinted);
+        CHECK(hinted.stats[t].passes == 1);
+        CHECK(hinted.stats[t].candidates <= 8 * k + 64);
+        CHECK_FALSE(plain.stats[t].hinted);
+      }
+    }
+  }
+}
+
+TEST_CASE("a hint that misses falls back to the sample on v formed once") {
+  const size_t n = 1 << 18;
+  const size_t k = n / 1000;
+  const auto g = Gradient(n, 1);
+  const auto r0 = Gradient(n, 2);
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = g[i] + r0[i];
+  std::vector<uint32_t> exact;
+  SelectTopKExact(v, k, &exact);
+  // Above every element (too few candidates), below all of them (more than
+  // the cap), set for another k (ignored).
+  const TopKHint too_high = {k, MagnitudeKey(1e6f)};
+  const TopKHint too_low = {k, MagnitudeKey(1e-30f)};
+  const TopKHint other_k = {k + 1, MagnitudeKey(1e-30f)};
+  for (const TopKHint& start : {too_high, too_low, other_k}) {
+    INFO("hint key " << start.key << " for k " << start.k);
+    TopKHint hint = start;
+    auto r = r0;
+    std::vector<uint32_t> got;
+    const TopKStats stats = Select(g.data(), r.data(), n, k, 9, 0, &got, &hint);
+    CHECK(got == exact);
+    CHECK(r == v);
+    CHECK_FALSE(stats.hinted);
+    CHECK(stats.sampled);
+    CHECK(stats.passes == (start.k == k ? 2 : 1));
+    // The next hint: the magnitude ranked k + k/2 + 1.
+    CHECK(hint.k == k);
+    CHECK(hint.key == MagnitudeKey(KthMagnitude(v, k + k / 2 + 1)));
+  }
+  // An exact fallback (all equal) leaves a hint a tenth below the k-th.
+  std::vector<float> flat(n, 0.5f);
+  TopKHint hint;
+  std::vector<uint32_t> got;
+  CHECK_FALSE(Select(flat, k, 3, 0, &got, &hint).sampled);
+  CHECK(hint.k == k);
+  CHECK(hint.key == MagnitudeKey(0.45f));
+  // A non-finite v is refused on the hint's gather too, r restored.
+  auto bad = g;
+  bad[n / 2] = INFINITY;
+  auto r = r0;
+  hint = {k, MagnitudeKey(KthMagnitude(v, 2 * k))};
+  CHECK(SelectTopK(bad.data(), r.data(), n, k, 9, 0, &got, &hint).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+  for (size_t i = 0; i < n; ++i) {
+    REQUIRE(std::fabs(r[i] - r0[i]) <= 1e-6f * (std::fabs(g[i]) + std::fabs(r0[i])));
+  }
+}
+
+TEST_CASE("a hint that keeps missing backs off") {
+  // v doubles every step: the hint, set at last step's rank 1.5k, always
+  // has far more than the cap above it.
+  const size_t n = 1 << 18;
+  const size_t k = n / 100;
+  const auto base = Gradient(n, 5);
+  TopKHint hint;
+  std::vector<int> tried;  // steps whose hint's gather ran (and missed)
+  for (int t = 0; t < 20; ++t) {
+    std::vector<float> v = base;
+    for (float& x : v) x = std::ldexp(x, t);
+    std::vector<uint32_t> got, exact;
+    const TopKStats stats = Select(v, k, t, 0, &got, &hint);
+    SelectTopKExact(v, k, &exact);
+    REQUIRE(got == exact);
+    CHECK_FALSE(stats.hinted);
+    if (stats.passes == 2) tried.push_back(t);
+  }
+  CHECK(tried == std::vector<int>{1, 2, 4, 8, 16});
 }
 
 TEST_CASE("top-k keeps the lowest indices among ties") {

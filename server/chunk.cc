@@ -9,10 +9,25 @@
 #include "kernels/gather_block.h"
 #include "kernels/payload.h"
 #include "kernels/topk_select.h"
+#include "kernels/vector_clones.h"
 
 namespace leeway {
 
 namespace {
+
+// difference = params - served over n elements; returns how many of them
+// are not zero.
+LEEWAY_VECTOR_CLONES
+uint32_t Difference(const float* __restrict params, const float* __restrict served,
+                    float* __restrict difference, uint32_t n) {
+  uint32_t differ = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const float d = params[i] - served[i];
+    difference[i] = d;
+    differ += d != 0.0f;
+  }
+  return differ;
+}
 
 size_t ServedElements(uint32_t elements, float density) {
   if (!(density > 0.0f && density < 1.0f) || elements < kSparsePullMinElements) return 0;
@@ -30,6 +45,7 @@ Chunk::Chunk(const ChunkInfo& info, const OptimizerConfig& optimizer,
       params_(info.elements, 0.0f),
       state_(size_t(OptimizerStateSlots(optimizer.kind)) * info.elements, 0.0f),
       served_(served_elements_ > 0 ? info.elements : 0, 0.0f),
+      difference_(served_.size(), 0.0f),
       block_stamps_((info.elements + block_elements_ - 1) / block_elements_, 0) {}
 
 absl::StatusOr<bool> Chunk::Initialize(absl::Span<const float> values) {
@@ -41,7 +57,7 @@ absl::StatusOr<bool> Chunk::Initialize(absl::Span<const float> values) {
   absl::MutexLock lock(&mu_);
   if (initialized_) return false;
   std::copy(values.begin(), values.end(), params_.begin());
-  if (sparse_pulls()) served_ = params_;
+  if (sparse_pulls()) ServeAll();
   initialized_ = true;
   return true;
 }
@@ -110,6 +126,16 @@ absl::StatusOr<uint64_t> Chunk::Apply(absl::Span<const uint8_t> payload,
   // until the next publication.
   if (sparse_pulls()) {
     owed_ = true;
+    if (!sparse) {
+      difference_stale_ = true;
+    } else if (!difference_stale_) {
+      for (uint32_t i : indices) {
+        const float d = params_[i] - served_[i];
+        if (difference_[i] != 0.0f) --differ_;
+        if (d != 0.0f) ++differ_;
+        difference_[i] = d;
+      }
+    }
   } else if (sparse) {
     const uint32_t stamp = StampFor(next);
     for (uint32_t i : indices) block_stamps_[i / block_elements_] = stamp;
@@ -120,24 +146,29 @@ absl::StatusOr<uint64_t> Chunk::Apply(absl::Span<const uint8_t> payload,
   return next;
 }
 
+void Chunk::ServeAll() {
+  served_ = params_;
+  std::fill(difference_.begin(), difference_.end(), 0.0f);
+  differ_ = 0;
+  difference_stale_ = false;
+  owed_ = false;
+}
+
 void Chunk::Publish(uint32_t clock) {
   served_clock_ = clock;
   if (!owed_) return;
   const size_t n = info_.elements;
-  thread_local std::vector<float> difference;
-  thread_local std::vector<uint32_t> selected;
-  difference.resize(n);
-  size_t differ = 0;
-  for (size_t i = 0; i < n; ++i) {
-    difference[i] = params_[i] - served_[i];
-    differ += difference[i] != 0.0f;
+  if (difference_stale_) {
+    differ_ = Difference(params_.data(), served_.data(), difference_.data(), n);
+    difference_stale_ = false;
   }
-  owed_ = differ > served_elements_;
-  if (differ == 0) return;
+  owed_ = differ_ > served_elements_;
+  if (differ_ == 0) return;
   // The difference of two finite arrays is finite unless it overflows; a
   // refused selection publishes nothing this time.
-  if (!SelectTopK(absl::MakeConstSpan(difference), served_elements_, /*seed=*/version_,
-                  /*threads=*/1, &selected).ok()) {
+  thread_local std::vector<uint32_t> selected;
+  if (!SelectTopK(absl::MakeConstSpan(difference_), served_elements_, /*seed=*/version_,
+                  /*threads=*/1, &selected, &publish_hint_).ok()) {
     return;
   }
   // A publication is a version of its own: the copy changes even when no
@@ -145,8 +176,10 @@ void Chunk::Publish(uint32_t clock) {
   ++version_;
   const uint32_t stamp = StampFor(version_);
   for (uint32_t i : selected) {
-    if (difference[i] == 0.0f) continue;  // fewer than k elements differ
+    if (difference_[i] == 0.0f) continue;  // fewer than k elements differ
     served_[i] = params_[i];
+    difference_[i] = 0.0f;
+    --differ_;
     block_stamps_[i / block_elements_] = stamp;
   }
   served_version_ = version_;
@@ -265,9 +298,8 @@ absl::Status Chunk::Restore(const ChunkState& state) {
   state_ = state.optimizer_state;
   version_ = state.version;
   if (sparse_pulls()) {
-    served_ = params_;
+    ServeAll();
     served_version_ = version_;
-    owed_ = false;
   }
   initialized_ = true;
   MarkAllChanged(version_);

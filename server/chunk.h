@@ -45,6 +45,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "kernels/topk_select.h"
 #include "server/optimizer.h"
 
 namespace leeway {
@@ -129,6 +130,8 @@ class Chunk {
   }
   // Copies the elements of largest |params - served| into the served copy.
   void Publish(uint32_t clock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The served copy set to the parameters: nothing differs.
+  void ServeAll() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Everything changed at `version`: versions before it read dense.
   void MarkAllChanged(uint64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The stamp that says "changed at `version`", rebasing first when
@@ -159,6 +162,14 @@ class Chunk {
   uint64_t served_version_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t served_clock_ ABSL_GUARDED_BY(mu_) = 0;
   bool owed_ ABSL_GUARDED_BY(mu_) = false;  // the copy differs from the parameters
+  // params - served, kept up to date element by element by sparse applies
+  // (a publication need not compute it afresh), and how many of its
+  // elements are not zero; stale after a dense apply until the next
+  // publication recomputes it.
+  std::vector<float> difference_ ABSL_GUARDED_BY(mu_);
+  size_t differ_ ABSL_GUARDED_BY(mu_) = 0;
+  bool difference_stale_ ABSL_GUARDED_BY(mu_) = false;
+  TopKHint publish_hint_ ABSL_GUARDED_BY(mu_);  // carried between publications
   // Of the view pulls read (the parameters or the served copy):
   // block_stamps_[b] = version of block b's last change - stamp_base_;
   // 0: at or before stamp_base_. Deltas exist for versions >= stamp_base_.

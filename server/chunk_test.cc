@@ -7,6 +7,7 @@
 
 #include "catch2/catch.hpp"
 #include "kernels/codec.h"
+#include "kernels/topk_select.h"
 
 namespace leeway {
 namespace {
@@ -263,6 +264,60 @@ TEST_CASE("with a pull density, pulls get the largest changes once a clock") {
   }
   CHECK(copy == final_params);
   CHECK(held == chunk.version());
+}
+
+TEST_CASE("publications on a large chunk send the exact top-k of what differs") {
+  // Large enough for the sampled selection and its hint; sparse pushes keep
+  // the difference element by element, a dense one makes it recomputed.
+  const uint32_t n = 200000;
+  ChunkOptions options;
+  options.pull_density = 0.01f;  // 2,000 elements a clock
+  Chunk chunk(Info(n), Sgd(0.1f), options);
+  REQUIRE(chunk.Initialize(Random(n, 1)).ok());
+  auto first = chunk.Read(kNoVersion, 0);
+  std::vector<float> copy(n);
+  ApplyReply(*first, n, &copy);
+  uint64_t held = first->version;
+  uint32_t clock = 1;
+  auto publish_and_check = [&] {
+    const std::vector<float> params = Params(chunk);
+    std::vector<float> difference(n);
+    size_t differ = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      difference[i] = params[i] - copy[i];
+      differ += difference[i] != 0.0f;
+    }
+    std::vector<uint32_t> expected;
+    SelectTopKExact(difference, 2000, &expected);
+    expected.erase(std::remove_if(expected.begin(), expected.end(),
+                                  [&](uint32_t i) { return difference[i] == 0.0f; }),
+                   expected.end());
+    auto reply = chunk.Read(held, clock++);
+    REQUIRE(reply.ok());
+    if (differ == 0) {
+      CHECK(reply->form == PullReply::Form::kNotModified);
+      return;
+    }
+    REQUIRE(reply->form == PullReply::Form::kDelta);
+    CHECK(DeltaIndices(*reply, n) == expected);
+    ApplyReply(*reply, n, &copy);
+    held = reply->version;
+  };
+  for (int step = 0; step < 24; ++step) {
+    INFO("step " << step);
+    if (step == 10) {
+      REQUIRE(chunk.Apply(Dense(Random(n, 900))).ok());
+    } else if (step < 16) {
+      for (uint64_t w = 0; w < 4; ++w) {
+        REQUIRE(chunk.Apply(TopK(Random(n, 100 * step + w), 0.01f)).ok());
+      }
+    }
+    publish_and_check();
+  }
+  // Without pushes the owed elements drain to the parameters, bit for bit.
+  for (int drain = 0; drain < 110 && copy != Params(chunk); ++drain) publish_and_check();
+  CHECK(copy == Params(chunk));
+  CHECK(chunk.Read(held, clock++)->form == PullReply::Form::kNotModified);
 }
 
 TEST_CASE("a pull density leaves small chunks exact and restarts from a restore") {

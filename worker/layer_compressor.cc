@@ -34,7 +34,8 @@ LayerCompressor::LayerCompressor(uint64_t elements, std::vector<ChunkSlice> chun
       chunks_(std::move(chunks)),
       momentum_(momentum),
       velocity_(elements, 0.0f),
-      residual_(elements, 0.0f) {}
+      residual_(elements, 0.0f),
+      hints_(chunks_.size()) {}
 
 absl::StatusOr<std::vector<std::vector<uint8_t>>> LayerCompressor::Compress(
     absl::Span<const float> gradient, const CodecParams& params, CompressionStats* stats) {
@@ -76,6 +77,7 @@ absl::Status LayerCompressor::CompressInto(absl::Span<const float> gradient,
     absl::Span<float> residual = absl::MakeSpan(residual_).subspan(slice.offset, slice.elements);
     CodecParams chunk_params = params;
     chunk_params.seed = params.seed * 1000003u + slice.chunk;  // distinct per chunk
+    chunk_params.topk_hint = &hints_[c];
     std::vector<uint8_t>& payload = (*payloads)[c];
     absl::Status encoded = Encode(part, residual, chunk_params, &payload);
     if (!encoded.ok()) return encoded;

@@ -12,7 +12,9 @@
 // A gradient holding NaN or Inf is refused before anything changes.
 // The layer is cut into the shard map's chunks, one payload per chunk, so
 // that each chunk goes to its own server. Switching codecs between
-// iterations is safe: the residual carries over. Not thread-safe (one
+// iterations is safe: the residual carries over. Top-k carries a
+// threshold hint per chunk from one push to the next (topk_select.h), which
+// spares its sample without changing a payload. Not thread-safe (one
 // training loop owns a layer); chunks could be encoded in parallel.
 #ifndef LEEWAY_WORKER_LAYER_COMPRESSOR_H_
 #define LEEWAY_WORKER_LAYER_COMPRESSOR_H_
@@ -24,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "kernels/codec.h"
+#include "kernels/topk_select.h"
 
 namespace leeway {
 
@@ -81,6 +84,7 @@ class LayerCompressor {
   std::vector<float> residual_;  // v: what error feedback keeps
   std::vector<float> corrected_;  // the next u while a sparse push encodes
   bool velocity_cleared_ = true;  // velocity_ is all zero (as it starts)
+  std::vector<TopKHint> hints_;   // top-k's, one per chunk
 };
 
 }  // namespace leeway
