@@ -1,8 +1,8 @@
 #include "kernels/topk_select.h"
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <functional>
 
 #include "kernels/counter_random.h"
@@ -197,15 +197,24 @@ uint32_t TopKThresholdKey(std::vector<uint32_t> sample, size_t rank) {
   return KthLargest(sample, rank);
 }
 
-void KeepTopKOfCandidates(const std::vector<uint32_t>& candidates,
-                          const std::vector<uint32_t>& keys, size_t k,
-                          std::vector<uint32_t>* indices) {
-  std::vector<uint32_t> order = keys;
-  const uint32_t kth = KthLargest(order, k);
+namespace {
+
+// KeepTop over candidates and their keys, given the k-th largest key.
+void KeepTopOfCandidates(uint32_t kth, size_t k, const std::vector<uint32_t>& candidates,
+                         const std::vector<uint32_t>& keys, std::vector<uint32_t>* indices) {
   auto each = [&](auto fn) {
     for (size_t j = 0; j < candidates.size(); ++j) fn(candidates[j], keys[j]);
   };
   KeepTop(kth, k, each, indices);
+}
+
+}  // namespace
+
+void KeepTopKOfCandidates(const std::vector<uint32_t>& candidates,
+                          const std::vector<uint32_t>& keys, size_t k,
+                          std::vector<uint32_t>* indices) {
+  std::vector<uint32_t> order = keys;
+  KeepTopOfCandidates(KthLargest(order, k), k, candidates, keys, indices);
 }
 
 namespace {
@@ -248,11 +257,7 @@ void KeepTopKAndHint(const Candidates& candidates, size_t k, std::vector<uint32_
   // The k largest are among the first `target` of order now.
   std::nth_element(order.begin(), order.begin() + (k - 1), order.begin() + target,
                    std::greater<uint32_t>());
-  const uint32_t kth = order[k - 1];
-  auto each = [&](auto fn) {
-    for (size_t j = 0; j < keys.size(); ++j) fn(candidates.indices[j], keys[j]);
-  };
-  KeepTop(kth, k, each, indices);
+  KeepTopOfCandidates(order[k - 1], k, candidates.indices, keys, indices);
 }
 
 }  // namespace
