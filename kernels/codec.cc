@@ -172,6 +172,23 @@ absl::Status Encode(absl::Span<const float> gradient, absl::Span<float> residual
   return status;
 }
 
+absl::Status EncodeFormed(absl::Span<float> v, const CodecParams& params,
+                          std::vector<uint8_t>* payload) {
+  absl::Status status = ValidateParams(params);
+  if (status.ok() && v.size() > std::numeric_limits<uint32_t>::max()) {
+    status = absl::InvalidArgumentError("tensor too large for one payload");
+  }
+  if (status.ok() && !IsSparse(params.codec)) {
+    status = absl::InvalidArgumentError(
+        absl::StrCat(CodecName(params.codec), " is not a sparse codec"));
+  }
+  if (status.ok()) {
+    status = codec_internal::EncodeSparse(params, nullptr, v.data(), v.size(), payload);
+  }
+  if (!status.ok()) payload->clear();
+  return status;
+}
+
 absl::Status Decode(absl::Span<const uint8_t> payload, absl::Span<float> out,
                     int threads) {
   Parsed p;

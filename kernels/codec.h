@@ -95,6 +95,13 @@ size_t CompressedSize(const CodecParams& params, size_t elements);
 absl::Status Encode(absl::Span<const float> gradient, absl::Span<float> residual,
                     const CodecParams& params, std::vector<uint8_t>* payload);
 
+// Encode for a caller that formed v = g + r in a pass of its own (a
+// worker's momentum correction, layer_compressor.h): `v` holds v on entry
+// and is left as the residual Encode leaves. Sparse codecs only; the
+// selection still refuses a non-finite v.
+absl::Status EncodeFormed(absl::Span<float> v, const CodecParams& params,
+                          std::vector<uint8_t>* payload);
+
 // Validates a payload of `elements` elements in full, as every decoder
 // does before it touches its output.
 absl::Status ValidatePayload(absl::Span<const uint8_t> payload, size_t elements);

@@ -16,6 +16,7 @@ namespace {
 using testing::AllConfigs;
 using testing::DenseConfigs;
 using testing::Describe;
+using testing::SparseConfigs;
 using testing::Gradient;
 using testing::Params;
 
@@ -83,6 +84,33 @@ TEST_CASE("error feedback: sent plus residual equals the sum of gradients") {
       REQUIRE(std::fabs(sent_exact[i] + residual[i] - given_exact[i]) <= 1e-4);
     }
   }
+}
+
+TEST_CASE("a sparse encode of v formed by the caller equals Encode of g and r") {
+  for (size_t n : {size_t{1000}, size_t{1} << 17}) {
+    const auto g = Gradient(n, 21);
+    const auto r0 = Gradient(n, 22);
+    for (const CodecParams& params : SparseConfigs()) {
+      INFO(Describe(params) << " n=" << n);
+      auto r = r0;
+      std::vector<uint8_t> want;
+      REQUIRE(Encode(g, absl::MakeSpan(r), params, &want).ok());
+      std::vector<float> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = g[i] + r0[i];
+      std::vector<uint8_t> got;
+      REQUIRE(EncodeFormed(absl::MakeSpan(v), params, &got).ok());
+      CHECK(got == want);
+      CHECK(v == r);
+    }
+  }
+  std::vector<float> v = Gradient(100, 23);
+  std::vector<uint8_t> payload = {1};
+  CHECK(EncodeFormed(absl::MakeSpan(v), Params(CodecId::kFp16), &payload).code() ==
+        absl::StatusCode::kInvalidArgument);
+  CHECK(payload.empty());
+  v[7] = NAN;
+  CHECK(EncodeFormed(absl::MakeSpan(v), Params(CodecId::kTopK), &payload).code() ==
+        absl::StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("int8's stochastic rounding is unbiased") {

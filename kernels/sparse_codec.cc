@@ -82,7 +82,8 @@ uint8_t* WriteSparsePrefix(CodecId codec, CodecId values, uint32_t bucket,
 absl::Status EncodeSparse(const CodecParams& params, const float* g, float* r,
                           size_t n, std::vector<uint8_t>* payload) {
   std::vector<uint32_t> indices;
-  absl::Status selected = SelectIndices(params, g, r, n, &indices);
+  absl::Status selected = g == nullptr ? SelectIndices(params, r, nullptr, n, &indices)
+                                       : SelectIndices(params, g, r, n, &indices);
   if (!selected.ok()) return selected;
   const float* v = r != nullptr ? r : g;
   float* residual = r;

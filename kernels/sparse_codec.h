@@ -48,6 +48,8 @@ size_t SparseBodyBytes(CodecId codec, CodecId values, uint32_t bucket,
 // included); with r, error feedback leaves r = v - decoded. A non-finite
 // v is refused before the payload is written, r as it was to within float
 // rounding (encode_guard.h).
+// With g null, r holds v already (formed and checked by the caller): the
+// selection only reads it.
 absl::Status EncodeSparse(const CodecParams& params, const float* g, float* r,
                           size_t n, std::vector<uint8_t>* payload);
 

@@ -217,14 +217,19 @@ void KeepTopKOfCandidates(const std::vector<uint32_t>& candidates,
   KeepTopOfCandidates(KthLargest(order, k), k, candidates, keys, indices);
 }
 
-namespace {
-
 // A hint's gather may keep up to this many candidates; the hint aims at
 // about 1.5k. The room above is for v's growth between steps: early in a
 // run with momentum the residual's scale grows by a quarter to two fifths
 // a step, which multiplies the count above a fixed threshold 2-3x for
 // tails like 1/x^3.
-size_t HintCap(size_t k) { return 8 * k + 64; }
+size_t TopKHintCap(size_t k) { return 8 * k + 64; }
+
+bool TopKHintDue(const TopKHint& hint, size_t n, size_t k) {
+  k = std::min(k, n);
+  return TopKHinted(n, k) && hint.k == k && hint.key != 0 && hint.skip == 0;
+}
+
+namespace {
 
 // Moves `hint` to next's key and k, keeping its back-off.
 void SetHint(const TopKHint& next, TopKHint* hint) {
@@ -284,6 +289,17 @@ absl::StatusOr<TopKStats> SelectTopK(const float* g, float* r, size_t n,
   }
   Candidates candidates;
   bool formed = false;  // whether a gather formed and checked v
+  // Whether `count` candidates (those in `candidates`) hold the top k.
+  auto keep = [&](size_t count, size_t cap) {
+    stats.candidates = count;
+    if (count < k || count > cap) return false;
+    if (hint != nullptr) {
+      KeepTopKAndHint(candidates, k, indices, hint);
+    } else {
+      KeepTopKOfCandidates(candidates.indices, candidates.keys, k, indices);
+    }
+    return true;
+  };
   // One gather with its threshold and cap; true when it holds the top k.
   auto gather = [&](uint32_t threshold, size_t cap) -> absl::StatusOr<bool> {
     const absl::StatusOr<size_t> gathered =
@@ -292,21 +308,24 @@ absl::StatusOr<TopKStats> SelectTopK(const float* g, float* r, size_t n,
     if (!gathered.ok()) return gathered.status();
     formed = true;
     ++stats.passes;
-    stats.candidates = *gathered;
-    if (*gathered < k || *gathered > cap) return false;
-    if (hint != nullptr) {
-      KeepTopKAndHint(candidates, k, indices, hint);
-    } else {
-      KeepTopKOfCandidates(candidates.indices, candidates.keys, k, indices);
-    }
-    return true;
+    return keep(*gathered, cap);
   };
+  // The caller's gather at the hint, when it is for this call.
+  const bool given = hint != nullptr && hint->gathered;
+  if (hint != nullptr) hint->gathered = false;
   if (!TopKHinted(n, k)) hint = nullptr;
   if (hint != nullptr && hint->k == k && hint->key != 0) {
     if (hint->skip > 0) {
       --hint->skip;
     } else {
-      const absl::StatusOr<bool> kept = gather(hint->key, HintCap(k));
+      absl::StatusOr<bool> kept;
+      if (given) {
+        candidates.indices.swap(hint->indices);
+        candidates.keys.swap(hint->keys);
+        kept = keep(hint->count, TopKHintCap(k));
+      } else {
+        kept = gather(hint->key, TopKHintCap(k));
+      }
       if (!kept.ok()) return kept.status();
       if (*kept) {
         hint->misses = 0;

@@ -64,7 +64,22 @@ struct TopKHint {
   uint32_t key = 0;     // 0: none
   uint32_t misses = 0;  // in a row
   uint32_t skip = 0;    // calls left to sit out
+  // A caller that forms v in a pass of its own (a worker's momentum pass,
+  // gradient_pass.h) may gather there when TopKHintDue: every index whose
+  // key is >= `key`, ascending, with its key, at most TopKHintCap(k) of
+  // them stored, and `count`, how many there were in all (any number past
+  // the cap once it stopped storing). SelectTopK then uses them in place
+  // of its own first gather, and clears `gathered` either way.
+  bool gathered = false;
+  size_t count = 0;
+  std::vector<uint32_t> indices;
+  std::vector<uint32_t> keys;
 };
+
+// Whether SelectTopK(n, k) with this hint starts with a gather at its key.
+bool TopKHintDue(const TopKHint& hint, size_t n, size_t k);
+// How many candidates that gather may hold.
+size_t TopKHintCap(size_t k);
 
 // Selects on v = g + r, or v = g when r is null. With r, r holds v in full
 // on return (error feedback keeps v for the elements not sent), formed in

@@ -197,6 +197,54 @@ TEST_CASE("a hint that keeps missing backs off") {
   CHECK(tried == std::vector<int>{1, 2, 4, 8, 16});
 }
 
+TEST_CASE("candidates the caller gathered at the hint stand in for its gather") {
+  const size_t n = 1 << 18;
+  const size_t k = n / 1000;
+  const auto v = Gradient(n, 6);
+  std::vector<uint32_t> exact;
+  SelectTopKExact(v, k, &exact);
+  TopKHint due = {k, MagnitudeKey(KthMagnitude(v, k + k / 2))};
+  REQUIRE(TopKHintDue(due, n, k));
+  // What a caller's pass gathers at the hint's key.
+  auto gather = [&](TopKHint* hint) {
+    hint->indices.clear();
+    hint->keys.clear();
+    for (size_t i = 0; i < n; ++i) {
+      if (MagnitudeKey(v[i]) >= hint->key) {
+        hint->indices.push_back(static_cast<uint32_t>(i));
+        hint->keys.push_back(MagnitudeKey(v[i]));
+      }
+    }
+    hint->count = hint->indices.size();
+    hint->gathered = true;
+  };
+  TopKHint hint = due;
+  gather(&hint);
+  std::vector<uint32_t> got;
+  TopKStats stats = Select(v, k, 1, 0, &got, &hint);
+  CHECK(got == exact);
+  CHECK(stats.hinted);
+  CHECK(stats.passes == 0);  // the caller's pass did it
+  CHECK_FALSE(hint.gathered);
+  // Gathered for a call that sits out its hint: ignored, and cleared.
+  hint = due;
+  hint.skip = 1;
+  gather(&hint);
+  stats = Select(v, k, 1, 0, &got, &hint);
+  CHECK(got == exact);
+  CHECK_FALSE(stats.hinted);
+  CHECK(stats.passes == 1);
+  CHECK_FALSE(hint.gathered);
+  // Too few candidates: a miss, and the sample's gather runs.
+  hint = {k, MagnitudeKey(KthMagnitude(v, k / 2))};
+  gather(&hint);
+  stats = Select(v, k, 1, 0, &got, &hint);
+  CHECK(got == exact);
+  CHECK(stats.sampled);
+  CHECK(stats.passes == 1);
+  CHECK(hint.misses == 1);
+}
+
 TEST_CASE("top-k keeps the lowest indices among ties") {
   std::vector<float> v(200000, 1.0f);
   v[5] = -3.0f;

@@ -16,19 +16,14 @@ constexpr size_t kBlock = 4096;
 constexpr size_t kLanes = 16;
 
 // One block: sum g^2 in lanes; *worst = the largest magnitude bits (Inf's
-// or above: not finite). With kMomentum, also u = m * velocity + g.
-// Written with vector types, two of 8 lanes: left to itself GCC reduced a
-// scalar maximum across the vector every step, or (at -O3) interleaved the
-// lanes with permutes. The momentum branch is decided at compile time; the
-// two instances below are each cloned for AVX2.
+// or above: not finite). Written with vector types, two of 8 lanes: left
+// to itself GCC reduced a scalar maximum across the vector every step, or
+// (at -O3) interleaved the lanes with permutes. Cloned for AVX2.
 typedef float Floats8 __attribute__((vector_size(32)));
 typedef uint32_t Keys8 __attribute__((vector_size(32)));
 
-template <bool kMomentum>
-__attribute__((always_inline)) inline float BlockPass(const float* __restrict g, size_t n,
-                                                      float momentum,
-                                                      const float* __restrict velocity,
-                                                      float* __restrict u, uint32_t* worst) {
+LEEWAY_VECTOR_CLONES
+float BlockSums(const float* __restrict g, size_t n, uint32_t* worst) {
   static_assert(kLanes == 16, "two vectors of 8 lanes");
   Floats8 sums[2] = {};
   Keys8 tops[2] = {};
@@ -42,12 +37,6 @@ __attribute__((always_inline)) inline float BlockPass(const float* __restrict g,
       std::memcpy(&bits, &x, sizeof(bits));
       bits &= 0x7FFFFFFFu;
       tops[h] = tops[h] > bits ? tops[h] : bits;
-      if (kMomentum) {
-        Floats8 v;
-        std::memcpy(&v, velocity + i + 8 * h, sizeof(v));
-        const Floats8 next = momentum * v + x;
-        std::memcpy(u + i + 8 * h, &next, sizeof(next));
-      }
     }
   }
   float lanes[kLanes];
@@ -58,7 +47,6 @@ __attribute__((always_inline)) inline float BlockPass(const float* __restrict g,
     const float x = g[i];
     lanes[0] += x * x;
     top_lanes[0] = std::max(top_lanes[0], MagnitudeKey(x));
-    if (kMomentum) u[i] = momentum * velocity[i] + x;
   }
   uint32_t top = 0;
   for (uint32_t t : top_lanes) top = std::max(top, t);
@@ -68,38 +56,14 @@ __attribute__((always_inline)) inline float BlockPass(const float* __restrict g,
   return total;
 }
 
-LEEWAY_VECTOR_CLONES
-float BlockSums(const float* g, size_t n, uint32_t* worst) {
-  return BlockPass<false>(g, n, 0.0f, nullptr, nullptr, worst);
-}
-
-LEEWAY_VECTOR_CLONES
-float BlockMomentum(const float* __restrict g, size_t n, float momentum,
-                    const float* __restrict velocity, float* __restrict u,
-                    uint32_t* worst) {
-  return BlockPass<true>(g, n, momentum, velocity, u, worst);
-}
-
-// A block's float sum overflows only for values past 1e19: redone in double.
-double Exact(const float* v, size_t n, float block_sum) {
-  if (std::isfinite(block_sum)) return block_sum;
-  double sum = 0.0;
-  for (size_t i = 0; i < n; ++i) sum += double{v[i]} * v[i];
-  return sum;
-}
-
-absl::StatusOr<double> Pass(absl::Span<const float> g, float momentum,
-                            const float* velocity, float* u) {
+absl::StatusOr<double> Pass(absl::Span<const float> g) {
   double total = 0.0;
   for (size_t begin = 0; begin < g.size(); begin += kBlock) {
     const size_t len = std::min(kBlock, g.size() - begin);
     uint32_t worst = 0;
-    const float sum =
-        u != nullptr ? BlockMomentum(g.data() + begin, len, momentum, velocity + begin,
-                                     u + begin, &worst)
-                     : BlockSums(g.data() + begin, len, &worst);
+    const float sum = BlockSums(g.data() + begin, len, &worst);
     if (worst < 0x7F800000u) {
-      total += Exact(g.data() + begin, len, sum);
+      total += ExactBlockSum(g.data() + begin, len, sum);
       continue;
     }
     for (size_t i = begin; i < begin + len; ++i) {
@@ -114,26 +78,21 @@ absl::StatusOr<double> Pass(absl::Span<const float> g, float momentum,
 
 }  // namespace
 
-absl::StatusOr<double> CheckedSumOfSquares(absl::Span<const float> g) {
-  return Pass(g, 0.0f, nullptr, nullptr);
+double ExactBlockSum(const float* v, size_t n, float block_sum) {
+  if (std::isfinite(block_sum)) return block_sum;
+  double sum = 0.0;
+  for (size_t i = 0; i < n; ++i) sum += double{v[i]} * v[i];
+  return sum;
 }
 
-absl::StatusOr<double> MomentumCorrect(float momentum, absl::Span<const float> velocity,
-                                       absl::Span<const float> g, absl::Span<float> u) {
-  if (velocity.size() != g.size() || u.size() != g.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "momentum correction of ", g.size(), " elements with ", velocity.size(),
-        " of velocity into ", u.size()));
-  }
-  return Pass(g, momentum, velocity.data(), u.data());
-}
+absl::StatusOr<double> CheckedSumOfSquares(absl::Span<const float> g) { return Pass(g); }
 
 double SumOfSquares(absl::Span<const float> v) {
   double total = 0.0;
   for (size_t begin = 0; begin < v.size(); begin += kBlock) {
     const size_t len = std::min(kBlock, v.size() - begin);
     uint32_t worst = 0;
-    total += Exact(v.data() + begin, len,
+    total += ExactBlockSum(v.data() + begin, len,
                    BlockSums(v.data() + begin, len, &worst));
   }
   return total;

@@ -34,23 +34,6 @@ TEST_CASE("sums of squares match a double loop") {
   CHECK(SumOfSquares(huge) == Approx(5000 * 1e40));
 }
 
-TEST_CASE("momentum correction forms u = m v + g") {
-  const size_t n = 10007;
-  const auto g = Gradient(n, 2);
-  const auto velocity = Gradient(n, 3);
-  std::vector<float> u(n);
-  const absl::StatusOr<double> sum = MomentumCorrect(0.9f, velocity, g, absl::MakeSpan(u));
-  REQUIRE(sum.ok());
-  CHECK(*sum == Approx(Reference(g)).epsilon(1e-5));
-  for (size_t i = 0; i < n; ++i) {
-    const float want = 0.9f * velocity[i] + g[i];
-    REQUIRE(u[i] == want);
-  }
-  std::vector<float> shorter(n - 1);
-  CHECK(MomentumCorrect(0.9f, velocity, g, absl::MakeSpan(shorter)).status().code() ==
-        absl::StatusCode::kInvalidArgument);
-}
-
 TEST_CASE("a non-finite gradient is refused, naming its index") {
   // Each of a vector step's two halves of 8 lanes, and the scalar tail
   // (20003 = 4 blocks of 4096 + 3619, whose last 3 are past the last step).
@@ -63,8 +46,6 @@ TEST_CASE("a non-finite gradient is refused, naming its index") {
       const absl::Status status = CheckedSumOfSquares(g).status();
       CHECK(status.code() == absl::StatusCode::kInvalidArgument);
       CHECK(status.message().find(absl::StrCat(" at ", at, ":")) != std::string::npos);
-      std::vector<float> velocity(g.size(), 0.0f), u(g.size());
-      CHECK_FALSE(MomentumCorrect(0.5f, velocity, g, absl::MakeSpan(u)).ok());
     }
   }
 }

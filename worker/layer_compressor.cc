@@ -1,9 +1,11 @@
 #include "worker/layer_compressor.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "worker/gradient_pass.h"
+#include "worker/sparse_input_pass.h"
 
 namespace leeway {
 
@@ -54,57 +56,97 @@ absl::Status LayerCompressor::CompressInto(absl::Span<const float> gradient,
     return absl::InvalidArgumentError(absl::StrCat(
         "gradient has ", gradient.size(), " elements, the layer ", elements_));
   }
-  // The norm comes from this first pass: once the last chunk is ready the
-  // caller may reuse or free `gradient` (its push ticket can complete). For
-  // sparse codecs the same pass forms u = m u + g into the spare buffer
-  // (the velocity changes only once every chunk is encoded).
-  const bool sparse = IsSparse(params.codec);
-  if (sparse) corrected_.resize(elements_);
-  absl::StatusOr<double> sum_of_squares =
-      sparse ? MomentumCorrect(momentum_, velocity_, gradient, absl::MakeSpan(corrected_))
-             : CheckedSumOfSquares(gradient);
-  if (!sum_of_squares.ok()) return sum_of_squares.status();
+  absl::Status valid = ValidateParams(params);
+  if (!valid.ok()) return valid;
   payloads->assign(chunks_.size(), {});
-  const absl::Span<const float> input = sparse ? absl::MakeConstSpan(corrected_) : gradient;
-  uint64_t bytes = 0;
+  absl::StatusOr<Sums> sums = IsSparse(params.codec)
+                                  ? CompressSparse(gradient, params, payloads, ready)
+                                  : CompressDense(gradient, params, payloads, ready);
+  if (!sums.ok()) return sums.status();
+  if (stats != nullptr) {
+    stats->gradient_norm = std::sqrt(sums->gradient);
+    stats->payload_bytes = 0;
+    for (const auto& payload : *payloads) stats->payload_bytes += payload.size();
+    stats->residual_ratio = 0;
+    if (stats->measure_residual && stats->gradient_norm > 0) {
+      const double residual = sums->residual_known ? std::max(0.0, sums->residual)
+                                                   : SumOfSquares(residual_);
+      stats->residual_ratio = std::sqrt(residual) / stats->gradient_norm;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LayerCompressor::Sums> LayerCompressor::CompressSparse(
+    absl::Span<const float> gradient, const CodecParams& params,
+    std::vector<std::vector<uint8_t>>* payloads, const std::function<void(size_t)>& ready) {
+  // One pass forms u into the velocity and v into the residual, with the
+  // top-k gathers whose hints are due (sparse_input_pass.h); nothing is
+  // sent before the whole gradient has been checked.
+  std::vector<HintGather> gathers;
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    const ChunkSlice& slice = chunks_[c];
+    const size_t k = SparseKeep(params.density, slice.elements);
+    if (params.codec == CodecId::kTopK && TopKHintDue(hints_[c], slice.elements, k)) {
+      gathers.push_back(
+          {slice.offset, slice.offset + slice.elements, TopKHintCap(k), &hints_[c]});
+    }
+  }
+  absl::StatusOr<SparseInputSums> formed =
+      FormSparseInput(momentum_, absl::MakeSpan(velocity_), gradient,
+                      absl::MakeSpan(residual_), gathers);
+  if (!formed.ok()) return formed.status();
+  velocity_cleared_ = momentum_ == 0;  // the pass wrote u into it
+  // The residual's sum of squares once the payloads are out: v's, less
+  // what each sent element took away (v_i^2 becomes (v_i - sent_i)^2).
+  Sums sums{formed->gradient, formed->v, true};
   std::vector<uint32_t> sent;
   std::vector<float> values;
   for (size_t c = 0; c < chunks_.size(); ++c) {
     const ChunkSlice& slice = chunks_[c];
-    const auto part = input.subspan(slice.offset, slice.elements);
+    absl::Span<float> v = absl::MakeSpan(residual_).subspan(slice.offset, slice.elements);
+    CodecParams chunk_params = params;
+    chunk_params.seed = params.seed * 1000003u + slice.chunk;  // distinct per chunk
+    chunk_params.topk_hint = &hints_[c];
+    std::vector<uint8_t>& payload = (*payloads)[c];
+    absl::Status encoded = EncodeFormed(v, chunk_params, &payload);
+    if (encoded.ok()) encoded = DecodePairs(payload, slice.elements, &sent, &values);
+    if (!encoded.ok()) return encoded;
+    for (size_t j = 0; j < sent.size(); ++j) {
+      const double left = v[sent[j]];
+      const double before = left + values[j];
+      sums.residual += left * left - before * before;
+      // Momentum factor masking: the sent elements' momentum starts over.
+      if (momentum_ > 0) velocity_[slice.offset + sent[j]] = 0.0f;
+    }
+    if (ready) ready(c);
+  }
+  return sums;
+}
+
+absl::StatusOr<LayerCompressor::Sums> LayerCompressor::CompressDense(
+    absl::Span<const float> gradient, const CodecParams& params,
+    std::vector<std::vector<uint8_t>>* payloads, const std::function<void(size_t)>& ready) {
+  // The norm comes from this first pass: once the last chunk is ready the
+  // caller may reuse or free `gradient` (its push ticket can complete).
+  absl::StatusOr<double> sum_of_squares = CheckedSumOfSquares(gradient);
+  if (!sum_of_squares.ok()) return sum_of_squares.status();
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    const ChunkSlice& slice = chunks_[c];
     // Every codec runs with the residual: uncompressed pushes flush what a
     // compressed phase left (and send g exactly when it is zero).
     absl::Span<float> residual = absl::MakeSpan(residual_).subspan(slice.offset, slice.elements);
     CodecParams chunk_params = params;
     chunk_params.seed = params.seed * 1000003u + slice.chunk;  // distinct per chunk
-    chunk_params.topk_hint = &hints_[c];
-    std::vector<uint8_t>& payload = (*payloads)[c];
-    absl::Status encoded = Encode(part, residual, chunk_params, &payload);
+    absl::Status encoded = Encode(gradient.subspan(slice.offset, slice.elements), residual,
+                                  chunk_params, &(*payloads)[c]);
     if (!encoded.ok()) return encoded;
-    bytes += payload.size();
-    if (sparse) {
-      // Momentum factor masking: the sent elements' momentum starts over.
-      absl::Status decoded = DecodePairs(payload, slice.elements, &sent, &values);
-      if (!decoded.ok()) return decoded;
-      for (uint32_t i : sent) corrected_[slice.offset + i] = 0.0f;
-    }
     if (ready) ready(c);
   }
-  if (sparse) {
-    velocity_.swap(corrected_);  // the old velocity is the next spare buffer
-  } else if (!velocity_cleared_) {
-    // Without the sparse phase's correction its momentum would go stale.
-    std::fill(velocity_.begin(), velocity_.end(), 0.0f);
-  }
-  velocity_cleared_ = !sparse;
-  if (stats != nullptr) {
-    stats->gradient_norm = std::sqrt(*sum_of_squares);
-    stats->residual_ratio = stats->measure_residual && stats->gradient_norm > 0
-                                ? std::sqrt(SumOfSquares(residual_)) / stats->gradient_norm
-                                : 0.0;
-    stats->payload_bytes = bytes;
-  }
-  return absl::OkStatus();
+  // Without the sparse phase's correction its momentum would go stale.
+  if (!velocity_cleared_) std::fill(velocity_.begin(), velocity_.end(), 0.0f);
+  velocity_cleared_ = true;
+  return Sums{*sum_of_squares, 0.0, false};
 }
 
 }  // namespace leeway

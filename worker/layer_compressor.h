@@ -9,13 +9,18 @@
 //     momentum (the server's optimizer keeps its own);
 //   - uncompressed layers: g as it is (plus whatever residual a compressed
 //     phase left, which is flushed).
-// A gradient holding NaN or Inf is refused before anything changes.
+// A gradient holding NaN or Inf is refused before any payload is made,
+// the momentum and residual as they were (for sparse codecs to within
+// float rounding: their one pass undoes what it wrote, sparse_input_pass.h).
 // The layer is cut into the shard map's chunks, one payload per chunk, so
 // that each chunk goes to its own server. Switching codecs between
 // iterations is safe: the residual carries over. Top-k carries a
 // threshold hint per chunk from one push to the next (topk_select.h), which
-// spares its sample without changing a payload. Not thread-safe (one
-// training loop owns a layer); chunks could be encoded in parallel.
+// spares its sample without changing a payload; for sparse codecs the
+// momentum correction, error feedback's sum and the hint's gather share one
+// pass over the layer, and the residual's statistics come without another.
+// Not thread-safe (one training loop owns a layer); chunks could be encoded
+// in parallel.
 #ifndef LEEWAY_WORKER_LAYER_COMPRESSOR_H_
 #define LEEWAY_WORKER_LAYER_COMPRESSOR_H_
 
@@ -77,12 +82,27 @@ class LayerCompressor {
  private:
   LayerCompressor(uint64_t elements, std::vector<ChunkSlice> chunks, float momentum);
 
+  // Sums of squares: g's, and the residual's after the push when the
+  // pass knew it without one of its own.
+  struct Sums {
+    double gradient = 0;
+    double residual = 0;
+    bool residual_known = false;
+  };
+  absl::StatusOr<Sums> CompressSparse(absl::Span<const float> gradient,
+                                      const CodecParams& params,
+                                      std::vector<std::vector<uint8_t>>* payloads,
+                                      const std::function<void(size_t)>& ready);
+  absl::StatusOr<Sums> CompressDense(absl::Span<const float> gradient,
+                                     const CodecParams& params,
+                                     std::vector<std::vector<uint8_t>>* payloads,
+                                     const std::function<void(size_t)>& ready);
+
   uint64_t elements_;
   std::vector<ChunkSlice> chunks_;
   float momentum_;
   std::vector<float> velocity_;  // u: momentum, compressed layers only
   std::vector<float> residual_;  // v: what error feedback keeps
-  std::vector<float> corrected_;  // the next u while a sparse push encodes
   bool velocity_cleared_ = true;  // velocity_ is all zero (as it starts)
   std::vector<TopKHint> hints_;   // top-k's, one per chunk
 };
