@@ -6,7 +6,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/encode_guard.h"
 #include "kernels/gather_block.h"
+#include "kernels/half.h"
 #include "kernels/vector_clones.h"
 #include "worker/gradient_pass.h"
 
@@ -16,7 +18,6 @@ namespace {
 // Velocity, g and r of a block take 24 KiB: still in L1 (48 KiB on the
 // Zen 5 and recent Intel cores) when the write and the gather reread it.
 constexpr size_t kBlock = 2048;
-constexpr uint32_t kNonFiniteKey = 0x7F800000u;
 
 typedef float Floats8 __attribute__((vector_size(32)));
 typedef uint32_t Keys8 __attribute__((vector_size(32)));
@@ -68,9 +69,7 @@ __attribute__((always_inline)) inline BlockCheck Check(const float* __restrict g
     const float v = r[i] + u;
     out.gradient += g[i] * g[i];
     out.v += v * v;
-    uint32_t bits;
-    std::memcpy(&bits, &v, sizeof(bits));
-    out.worst = std::max(out.worst, bits & 0x7FFFFFFFu);
+    out.worst = std::max(out.worst, MagnitudeKey(v));
   }
   return out;
 }
@@ -187,7 +186,7 @@ absl::StatusOr<SparseInputSums> FormSparseInput(float momentum, absl::Span<float
       const size_t len = std::min(kBlock, stop - b);
       const BlockCheck check = with_momentum ? CheckMomentum(gp + b, w + b, rv + b, len, momentum)
                                              : CheckPlain(gp + b, rv + b, len);
-      if (check.worst >= kNonFiniteKey) {
+      if (check.worst >= codec_internal::kNonFiniteKey) {
         absl::Status refused = Refusal(momentum, w, gp, rv, b, b + len);
         Undo(momentum, w, gp, rv, b);
         return refused;
