@@ -32,6 +32,9 @@ ABSL_FLAG(std::string, overlap, "on,off", "pipelining on and/or off (the ablatio
 ABSL_FLAG(double, straggler, 1.5, "the slow worker's GPU time factor");
 ABSL_FLAG(double, jitter, 0.3, "per-iteration GPU time jitter of every worker");
 ABSL_FLAG(double, gpu_ms, 100, "emulated GPU forward + backward per iteration (profiles)");
+ABSL_FLAG(std::string, gradients, "host",
+          "profiles: host, or device for gradients in GPU memory (compression on the GPU; "
+          "needs one)");
 ABSL_FLAG(int, batch, 0,
           "samples per iteration and worker (0: the batch --gpu_ms stands for: resnet50 256 "
           "images, gpt2-small 32 sequences of 1,024 tokens, bert-base 64 of 512; mnist 32)");
@@ -120,6 +123,7 @@ std::vector<std::string> Flags(const Configuration& c, const std::string& speeds
     f.push_back("--profile=" + workload);
     f.push_back(absl::StrCat("--warmup-clocks=", absl::GetFlag(FLAGS_warmup_clocks)));
     f.push_back(absl::StrCat("--gpu-ms=", absl::GetFlag(FLAGS_gpu_ms)));
+    f.push_back("--gradients=" + absl::GetFlag(FLAGS_gradients));
     if (speeds == "stragglers") {
       f.push_back(absl::StrCat("--straggler=", absl::GetFlag(FLAGS_straggler)));
       f.push_back(absl::StrCat("--jitter=", absl::GetFlag(FLAGS_jitter)));

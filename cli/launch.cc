@@ -142,6 +142,10 @@ absl::Status Cluster::Prepare() {
   if (!o_.profile.empty() && (o_.gpu_ms < 0 || o_.straggler <= 0 || o_.jitter < 0 || o_.jitter >= 1)) {
     return absl::InvalidArgumentError("need --gpu-ms >= 0, --straggler > 0, 0 <= --jitter < 1");
   }
+  if (o_.gradients != "host" && (o_.gradients != "device" || o_.profile.empty())) {
+    return absl::InvalidArgumentError(
+        "--gradients is host, or device with --profile (the MLP trains on the CPU)");
+  }
   for (const char* f : {"/train-images-idx3-ubyte", "/t10k-labels-idx1-ubyte"}) {
     if (!o_.profile.empty()) break;  // no data
     if (::access((o_.data_dir + f).c_str(), R_OK) != 0) {
@@ -274,6 +278,7 @@ absl::Status Cluster::StartAll() {
       argv.push_back(absl::StrCat("--gpu_ms=", o_.gpu_ms));
       argv.push_back(absl::StrCat("--jitter=", o_.jitter));
       argv.push_back(absl::StrCat("--slowdown=", i == o_.workers - 1 ? o_.straggler : 1.0));
+      argv.push_back("--gradients=" + o_.gradients);
     }
     argv.insert(argv.end(), liveness.begin(), liveness.end());
     auto worker = ChildProcess::Start(absl::StrCat("worker ", i), argv, env,

@@ -66,6 +66,9 @@ ABSL_FLAG(double, gpu_ms, 100, "launch --profile: GPU forward+backward ms per it
 ABSL_FLAG(double, straggler, 1, "launch --profile: the last worker's GPU time factor");
 ABSL_FLAG(double, jitter, 0, "launch --profile: per-iteration GPU time jitter (0.3: +-30%)");
 ABSL_FLAG(bool, overlap, true, "launch: false for the no-pipelining ablation");
+ABSL_FLAG(std::string, gradients, "host",
+          "launch --profile: host, or device for gradients and parameters in GPU memory "
+          "(compression on the GPU)");
 ABSL_FLAG(int, peer_timeout_ms, 0,
           "launch: heartbeat and connection timeout (0: 5 s and 3 s, 30 s with --netns)");
 ABSL_FLAG(int, warmup_clocks, 0,
@@ -84,7 +87,8 @@ constexpr char kUsage[] =
     "pause|resume|checkpoint\n"
     "       leeway launch [--servers S] [--workers W] [--staleness N|async] "
     "[--compression none|adaptive|fixed:<codec>[:<density>]] [--model mlp] "
-    "[--profile gpt2-small|bert-base|resnet50 [--gpu-ms MS] [--straggler F] [--jitter J]] "
+    "[--profile gpt2-small|bert-base|resnet50 [--gpu-ms MS] [--straggler F] [--jitter J] "
+    "[--gradients host|device]] "
     "[--clocks N] "
     "[--transport sm|tcp] [--netns PREFIX] [--data-dir D] [--plot FILE.svg] [-o table|json]";
 
@@ -317,6 +321,7 @@ int Main(const std::vector<std::string>& args) {
     o.jitter = absl::GetFlag(FLAGS_jitter);
     o.netns = absl::GetFlag(FLAGS_netns);
     o.overlap = absl::GetFlag(FLAGS_overlap);
+    o.gradients = absl::GetFlag(FLAGS_gradients);
     o.pull_density = absl::GetFlag(FLAGS_pull_density);
     o.warmup_clocks = absl::GetFlag(FLAGS_warmup_clocks);
     o.peer_timeout_ms = absl::GetFlag(FLAGS_peer_timeout_ms);

@@ -4,6 +4,7 @@
 #include "kernels/codec_cuda.h"
 
 #include "absl/strings/str_cat.h"
+#include "kernels/device_memory.h"
 #include "kernels/gpu.h"
 
 #if LEEWAY_HAVE_CUDA
@@ -26,36 +27,6 @@ namespace {
 
 using codec_internal::DenseBodyBytes;
 
-absl::Status Cuda(int code, const char* what) {
-  if (code == 0) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": ", cuda::ErrorString(code)));
-}
-
-#define CUDA_OR_RETURN(expr, what)                \
-  do {                                            \
-    absl::Status _status = Cuda((expr), (what));  \
-    if (!_status.ok()) return _status;            \
-  } while (0)
-
-// A device buffer freed on scope exit.
-class DeviceBuffer {
- public:
-  DeviceBuffer(size_t bytes, void* stream) : stream_(stream) {
-    status_ = Cuda(cuda::Malloc(&p_, bytes, stream), "device allocation");
-  }
-  ~DeviceBuffer() {
-    if (p_ != nullptr) cuda::Free(p_, stream_);
-  }
-  const absl::Status& status() const { return status_; }
-  template <typename T>
-  T* as() const { return static_cast<T*>(p_); }
-
- private:
-  void* p_ = nullptr;
-  void* stream_;
-  absl::Status status_;
-};
-
 // The exact top-k of v = g + r (r: fused, left holding v) into `indices`
 // (device, k entries, ascending), as SelectTopK does on the CPU.
 absl::Status SelectTopKOnDevice(const float* g, float* r, size_t n, size_t k,
@@ -65,7 +36,7 @@ absl::Status SelectTopKOnDevice(const float* g, float* r, size_t n, size_t k,
   if (TopKSampled(n, k)) {
     const size_t m = TopKSampleSize(n, k);
     std::vector<uint32_t> sample(m);
-    CUDA_OR_RETURN(cuda::SampleKeys(g, r, n, m, seed, sample.data(), stream), "sampling");
+    LEEWAY_CUDA_OR_RETURN(cuda::SampleKeys(g, r, n, m, seed, sample.data(), stream), "sampling");
     for (double margin : kTopKMargins) {
       const size_t rank = TopKThresholdRank(n, k, m, margin);
       if (rank >= m) break;
@@ -73,25 +44,25 @@ absl::Status SelectTopKOnDevice(const float* g, float* r, size_t n, size_t k,
       DeviceBuffer candidates(sizeof(uint32_t) * cap, stream);
       if (!candidates.status().ok()) return candidates.status();
       size_t count = 0;
-      CUDA_OR_RETURN(cuda::GatherAtLeast(formed ? v : g, formed ? nullptr : r, n,
-                                         TopKThresholdKey(sample, rank), cap,
-                                         candidates.as<uint32_t>(), &count, stream),
-                     "gather");
+      LEEWAY_CUDA_OR_RETURN(cuda::GatherAtLeast(formed ? v : g, formed ? nullptr : r, n,
+                                                TopKThresholdKey(sample, rank), cap,
+                                                candidates.as<uint32_t>(), &count, stream),
+                            "gather");
       formed = true;
       if (count > cap) break;
       if (count < k) continue;
-      return Cuda(cuda::KeepTopK(v, candidates.as<uint32_t>(), count, k, indices, stream),
-                  "top-k refinement");
+      return CudaStatus(cuda::KeepTopK(v, candidates.as<uint32_t>(), count, k, indices, stream),
+                        "top-k refinement");
     }
   }
   // Small tensors and estimates that missed: the CPU's exact path.
-  if (!formed) CUDA_OR_RETURN(cuda::AddInto(g, r, n, stream), "add");
+  if (!formed) LEEWAY_CUDA_OR_RETURN(cuda::AddInto(g, r, n, stream), "add");
   std::vector<float> host(n);
-  CUDA_OR_RETURN(cuda::CopyToHost(host.data(), v, sizeof(float) * n, stream), "copy");
+  LEEWAY_CUDA_OR_RETURN(cuda::CopyToHost(host.data(), v, sizeof(float) * n, stream), "copy");
   std::vector<uint32_t> exact;
   SelectTopKExact(host, k, &exact);
-  return Cuda(cuda::CopyToDevice(indices, exact.data(), sizeof(uint32_t) * k, stream),
-              "copy");
+  return CudaStatus(cuda::CopyToDevice(indices, exact.data(), sizeof(uint32_t) * k, stream),
+                    "copy");
 }
 
 // The kept indices of a sparse codec (device); with r, r holds v after.
@@ -103,29 +74,31 @@ absl::Status SelectOnDevice(const CodecParams& p, const float* g, float* r,
     case CodecId::kTopK:
       return SelectTopKOnDevice(g, r, n, keep, p.seed, stream, out->as<uint32_t>());
     case CodecId::kRandomK:
-      if (r != nullptr) CUDA_OR_RETURN(cuda::AddInto(g, r, n, stream), "add");
-      return Cuda(cuda::RandomKIndices(p.seed, n, keep, out->as<uint32_t>(), stream),
-                  "randomk");
+      if (r != nullptr) LEEWAY_CUDA_OR_RETURN(cuda::AddInto(g, r, n, stream), "add");
+      return CudaStatus(cuda::RandomKIndices(p.seed, n, keep, out->as<uint32_t>(), stream),
+                        "randomk");
     default: {  // threshold
       DeviceBuffer candidates(sizeof(uint32_t) * std::max<size_t>(1, keep), stream);
       if (!candidates.status().ok()) return candidates.status();
       size_t count = 0;
-      CUDA_OR_RETURN(cuda::GatherAtLeast(g, r, n, MagnitudeKey(p.threshold), keep,
-                                         candidates.as<uint32_t>(), &count, stream),
-                     "gather");
+      LEEWAY_CUDA_OR_RETURN(cuda::GatherAtLeast(g, r, n, MagnitudeKey(p.threshold), keep,
+                                                candidates.as<uint32_t>(), &count, stream),
+                            "gather");
       const float* v = r != nullptr ? r : g;
       if (count > keep) {  // more pass than the cap: the largest of them
         return SelectTopKOnDevice(v, nullptr, n, keep, p.seed, stream, out->as<uint32_t>());
       }
       *k = count;  // all of them, put in ascending order
-      return Cuda(cuda::KeepTopK(v, candidates.as<uint32_t>(), count, count,
-                                 out->as<uint32_t>(), stream),
-                  "sort");
+      return CudaStatus(
+          cuda::KeepTopK(v, candidates.as<uint32_t>(), count, count, out->as<uint32_t>(), stream),
+          "sort");
     }
   }
 }
 
-absl::Status EncodeSparseOnDevice(const CodecParams& p, const float* g, float* r,
+// The payload of v = g + r (v = g without r). What was not sent is left in
+// r, or, for a v formed by the caller (g is v, r null), in `formed`.
+absl::Status EncodeSparseOnDevice(const CodecParams& p, const float* g, float* r, float* formed,
                                   size_t n, void* stream, std::vector<uint8_t>* payload) {
   DeviceBuffer indices(sizeof(uint32_t) * std::max<size_t>(1, SparseKeep(p.density, n)),
                        stream);
@@ -134,6 +107,7 @@ absl::Status EncodeSparseOnDevice(const CodecParams& p, const float* g, float* r
   absl::Status selected = SelectOnDevice(p, g, r, n, stream, &indices, &k);
   if (!selected.ok()) return selected;
   const float* v = r != nullptr ? r : g;
+  float* residual = r != nullptr ? r : formed;
   const uint32_t bucket = p.values == CodecId::kInt8 ? p.int8_bucket : 0;
   const uint8_t values = static_cast<uint8_t>(p.values);
   DeviceBuffer kept(sizeof(float) * std::max<size_t>(1, k), stream);
@@ -141,26 +115,31 @@ absl::Status EncodeSparseOnDevice(const CodecParams& p, const float* g, float* r
   if (!kept.status().ok()) return kept.status();
   if (!body.status().ok()) return body.status();
   const bool randomk = p.codec == CodecId::kRandomK;
-  CUDA_OR_RETURN(cuda::GatherValues(v, indices.as<uint32_t>(), k, randomk && r == nullptr,
-                                    n, kept.as<float>(), stream), "gather values");
-  CUDA_OR_RETURN(cuda::EncodeDense(values, bucket, p.seed, k, kept.as<float>(), nullptr,
-                                   body.as<uint8_t>(), stream), "encode values");
+  LEEWAY_CUDA_OR_RETURN(
+      cuda::GatherValues(v, indices.as<uint32_t>(), k, randomk && residual == nullptr, n,
+                         kept.as<float>(), stream),
+      "gather values");
+  LEEWAY_CUDA_OR_RETURN(cuda::EncodeDense(values, bucket, p.seed, k, kept.as<float>(), nullptr,
+                                          body.as<uint8_t>(), stream),
+                        "encode values");
   // What was sent, decoded as the server will, leaves the residual.
-  if (r != nullptr) {
-    CUDA_OR_RETURN(cuda::DecodeDense(values, bucket, k, body.as<uint8_t>(),
-                                     indices.as<uint32_t>(), -1.0f, true, r, stream),
-                   "residual");
+  if (residual != nullptr) {
+    LEEWAY_CUDA_OR_RETURN(cuda::DecodeDense(values, bucket, k, body.as<uint8_t>(),
+                                            indices.as<uint32_t>(), -1.0f, true, residual, stream),
+                          "residual");
   }
   // randomk's payload holds no indices (only their count matters here).
   std::vector<uint32_t> host_indices(k);
   if (!randomk) {
-    CUDA_OR_RETURN(cuda::CopyToHost(host_indices.data(), indices.as<uint32_t>(),
-                                    sizeof(uint32_t) * k, stream), "copy");
+    LEEWAY_CUDA_OR_RETURN(
+        cuda::CopyToHost(host_indices.data(), indices.as<uint32_t>(), sizeof(uint32_t) * k, stream),
+        "copy");
   }
   uint8_t* value_body = codec_internal::WriteSparsePrefix(
       p.codec, p.values, bucket, n, host_indices, p.seed, payload);
-  return Cuda(cuda::CopyToHost(value_body, body.as<uint8_t>(),
-                               DenseBodyBytes(p.values, k, bucket), stream), "copy");
+  return CudaStatus(
+      cuda::CopyToHost(value_body, body.as<uint8_t>(), DenseBodyBytes(p.values, k, bucket), stream),
+      "copy");
 }
 
 }  // namespace
@@ -177,25 +156,44 @@ absl::Status EncodeOnDevice(const float* gradient, float* residual, size_t n,
   if (!valid.ok()) return valid;
   if (n > UINT32_MAX) return absl::InvalidArgumentError("gradient too large");
   bool finite = false;
-  CUDA_OR_RETURN(cuda::CheckFinite(gradient, residual, n, stream, &finite), "input check");
+  LEEWAY_CUDA_OR_RETURN(cuda::CheckFinite(gradient, residual, n, stream, &finite), "input check");
   if (!finite) {
     return absl::InvalidArgumentError(
         "gradient or residual holds NaN or Inf (or their sum overflows)");
   }
   if (IsSparse(params.codec)) {
-    return EncodeSparseOnDevice(params, gradient, residual, n, stream, payload);
+    return EncodeSparseOnDevice(params, gradient, residual, nullptr, n, stream, payload);
   }
   const uint32_t param = codec_internal::DenseParam(params);
   const size_t body_bytes = DenseBodyBytes(params.codec, n, param);
   DeviceBuffer body(std::max<size_t>(1, body_bytes), stream);
   if (!body.status().ok()) return body.status();
-  CUDA_OR_RETURN(cuda::EncodeDense(static_cast<uint8_t>(params.codec), param, params.seed,
-                                   n, gradient, residual, body.as<uint8_t>(),
-                                   stream), "encode");
+  LEEWAY_CUDA_OR_RETURN(cuda::EncodeDense(static_cast<uint8_t>(params.codec), param, params.seed, n,
+                                          gradient, residual, body.as<uint8_t>(), stream),
+                        "encode");
   payload->resize(kPayloadHeaderBytes + body_bytes);
   WritePayloadHeader({params.codec, static_cast<uint32_t>(n), param}, payload->data());
-  return Cuda(cuda::CopyToHost(payload->data() + kPayloadHeaderBytes, body.as<uint8_t>(),
-                               body_bytes, stream), "copy");
+  return CudaStatus(cuda::CopyToHost(payload->data() + kPayloadHeaderBytes, body.as<uint8_t>(),
+                                     body_bytes, stream),
+                    "copy");
+}
+
+absl::Status EncodeFormedOnDevice(float* v, size_t n, const CodecParams& params, void* stream,
+                                  std::vector<uint8_t>* payload) {
+  if (!DeviceCodecsAvailable()) {
+    return absl::FailedPreconditionError("no usable GPU: use the CPU codecs");
+  }
+  absl::Status valid = ValidateParams(params);
+  if (!valid.ok()) return valid;
+  if (!IsSparse(params.codec)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("EncodeFormedOnDevice takes sparse codecs, not ", CodecName(params.codec)));
+  }
+  if (n > UINT32_MAX) return absl::InvalidArgumentError("gradient too large");
+  bool finite = false;
+  LEEWAY_CUDA_OR_RETURN(cuda::CheckFinite(v, nullptr, n, stream, &finite), "input check");
+  if (!finite) return absl::InvalidArgumentError("v holds NaN or Inf");
+  return EncodeSparseOnDevice(params, v, nullptr, v, n, stream, payload);
 }
 
 absl::Status DecodeAccumulateOnDevice(absl::Span<const uint8_t> payload, float scale,
@@ -209,14 +207,14 @@ absl::Status DecodeAccumulateOnDevice(absl::Span<const uint8_t> payload, float s
   const size_t body_bytes = payload.size() - kPayloadHeaderBytes;
   DeviceBuffer body(std::max<size_t>(1, body_bytes), stream);
   if (!body.status().ok()) return body.status();
-  CUDA_OR_RETURN(cuda::CopyToDevice(body.as<uint8_t>(), parsed.body, body_bytes, stream),
-                 "copy");
+  LEEWAY_CUDA_OR_RETURN(cuda::CopyToDevice(body.as<uint8_t>(), parsed.body, body_bytes, stream),
+                        "copy");
   const PayloadHeader& h = parsed.header;
   if (!IsSparse(h.codec)) {
-    CUDA_OR_RETURN(cuda::DecodeDense(static_cast<uint8_t>(h.codec), h.param, n,
-                                     body.as<uint8_t>(), nullptr, scale, true, out, stream),
-                   "decode");
-    return Cuda(cuda::Synchronize(stream), "decode");
+    LEEWAY_CUDA_OR_RETURN(cuda::DecodeDense(static_cast<uint8_t>(h.codec), h.param, n,
+                                            body.as<uint8_t>(), nullptr, scale, true, out, stream),
+                          "decode");
+    return CudaStatus(cuda::Synchronize(stream), "decode");
   }
   const codec_internal::SparseView& view = parsed.sparse;
   const uint8_t* device_values = body.as<uint8_t>() + (view.value_body - parsed.body);
@@ -225,14 +223,14 @@ absl::Status DecodeAccumulateOnDevice(absl::Span<const uint8_t> payload, float s
   DeviceBuffer randomk(sizeof(uint32_t) * std::max<size_t>(1, view.k), stream);
   if (!randomk.status().ok()) return randomk.status();
   if (view.codec == CodecId::kRandomK) {
-    CUDA_OR_RETURN(cuda::RandomKIndices(view.seed, n, view.k, randomk.as<uint32_t>(), stream),
-                   "randomk");
+    LEEWAY_CUDA_OR_RETURN(
+        cuda::RandomKIndices(view.seed, n, view.k, randomk.as<uint32_t>(), stream), "randomk");
     device_indices = randomk.as<uint32_t>();
   }
-  CUDA_OR_RETURN(cuda::DecodeDense(static_cast<uint8_t>(view.values), view.bucket, view.k,
-                                   device_values, device_indices, scale, true, out, stream),
-                 "decode");
-  return Cuda(cuda::Synchronize(stream), "decode");
+  LEEWAY_CUDA_OR_RETURN(cuda::DecodeDense(static_cast<uint8_t>(view.values), view.bucket, view.k,
+                                          device_values, device_indices, scale, true, out, stream),
+                        "decode");
+  return CudaStatus(cuda::Synchronize(stream), "decode");
 }
 
 #else  // !LEEWAY_HAVE_CUDA
@@ -241,6 +239,11 @@ bool DeviceCodecsAvailable() { return false; }
 
 absl::Status EncodeOnDevice(const float*, float*, size_t, const CodecParams&, void*,
                             std::vector<uint8_t>*) {
+  return absl::FailedPreconditionError("built without CUDA: use the CPU codecs");
+}
+
+absl::Status EncodeFormedOnDevice(float*, size_t, const CodecParams&, void*,
+                                  std::vector<uint8_t>*) {
   return absl::FailedPreconditionError("built without CUDA: use the CPU codecs");
 }
 

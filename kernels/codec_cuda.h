@@ -31,6 +31,12 @@ absl::Status EncodeOnDevice(const float* gradient, float* residual, size_t n,
                             const CodecParams& params, void* stream,
                             std::vector<uint8_t>* payload);
 
+// EncodeFormed's twin (codec.h): `v` (device) holds v = g + r formed by
+// the caller (a worker's momentum correction) and is left as the residual.
+// Sparse codecs only; a non-finite v is refused before anything is written.
+absl::Status EncodeFormedOnDevice(float* v, size_t n, const CodecParams& params, void* stream,
+                                  std::vector<uint8_t>* payload);
+
 // out[0..n) += scale * decode(payload), on the device.
 absl::Status DecodeAccumulateOnDevice(absl::Span<const uint8_t> payload,
                                       float scale, float* out, size_t n,

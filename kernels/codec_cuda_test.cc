@@ -33,6 +33,8 @@ TEST_CASE("without a GPU the device codecs refuse, and say why") {
         absl::StatusCode::kFailedPrecondition);
   CHECK(DecodeAccumulateOnDevice(payload, 1.0f, &dummy, 1, nullptr).code() ==
         absl::StatusCode::kFailedPrecondition);
+  CHECK(EncodeFormedOnDevice(&dummy, 1, CodecParams(), nullptr, &payload).code() ==
+        absl::StatusCode::kFailedPrecondition);
 }
 
 #if LEEWAY_HAVE_CUDA
@@ -95,6 +97,30 @@ TEST_CASE("device codecs produce the CPU's payloads and residuals") {
       REQUIRE(out.Read(n) == out_cpu);
     }
   }
+}
+
+TEST_CASE("a v formed on the device encodes as EncodeFormed does on the CPU") {
+  if (!DeviceCodecsAvailable()) return;
+  for (const CodecParams& params : AllConfigs(3)) {
+    if (!IsSparse(params.codec)) continue;
+    for (size_t n : {size_t{1}, size_t{1000}, size_t{1} << 20}) {
+      INFO(Describe(params) << " n=" << n);
+      std::vector<float> v_cpu = Gradient(n, n + 21);
+      Device v_gpu(v_cpu);
+      std::vector<uint8_t> cpu, gpu;
+      REQUIRE(EncodeFormed(absl::MakeSpan(v_cpu), params, &cpu).ok());
+      REQUIRE(EncodeFormedOnDevice(v_gpu.p, n, params, nullptr, &gpu).ok());
+      REQUIRE(gpu == cpu);
+      const std::vector<float> left = v_gpu.Read(n);
+      for (size_t i = 0; i < n; ++i) {
+        REQUIRE(std::fabs(left[i] - v_cpu[i]) <= 1e-6f * (1 + std::fabs(v_cpu[i])));
+      }
+    }
+  }
+  std::vector<uint8_t> payload;
+  Device one(std::vector<float>{1.0f});
+  CHECK(EncodeFormedOnDevice(one.p, 1, CodecParams(), nullptr, &payload).code() ==
+        absl::StatusCode::kInvalidArgument);  // a dense codec
 }
 
 TEST_CASE("device codecs refuse NaN and corrupt payloads") {

@@ -26,6 +26,7 @@
 #include "catch2/catch.hpp"
 #include "cli/launch_report.h"
 #include "core/common/file_text.h"
+#include "kernels/gpu.h"
 #include "tests/stop_fifo.h"
 #include "tests/subprocess.h"
 
@@ -134,6 +135,35 @@ TEST_CASE("a --profile run pushes ResNet-50's tensors through the cluster") {
   CHECK(run->clocks == 6);
   CHECK(run->compression_ratio > 20);  // the plan applies from clock 0
   // Pushes of ~1% of 25.6M parameters, pulls of what changed.
+  CHECK(run->bytes_per_iter > 1e6);
+  CHECK(run->samples_per_sec > 0);
+}
+
+TEST_CASE("a --profile run with gradients in GPU memory compresses on the device") {
+  const std::vector<std::string> flags = {"--profile=resnet50", "--clocks=6", "--gpu-ms=50",
+                                          "--staleness=1", "--compression=fixed:topk:0.01",
+                                          "--gradients=device"};
+  if (UsableGpus() == 0) {
+    WARN("no usable GPU: checking that device gradients are refused by name");
+    const std::string dir = MakeTempDir("device");
+    auto launch = StartLaunch(dir, flags);
+    REQUIRE(launch.ok());
+    absl::StatusOr<int> code = (*launch)->Wait(absl::Now() + absl::Minutes(2));
+    const std::string out = (*launch)->Output();
+    INFO(out);
+    REQUIRE(code.ok());
+    CHECK(*code != 0);
+    CHECK(out.find("worker 0") != std::string::npos);
+    CHECK(out.find("--gradients=device needs a CUDA build and a usable GPU") !=
+          std::string::npos);
+    return;
+  }
+  std::string json;
+  auto run = LaunchAndSummarize(flags, &json);
+  INFO(run.status().ToString() << " " << json);
+  REQUIRE(run.ok());
+  CHECK(run->clocks == 6);
+  CHECK(run->compression_ratio > 20);
   CHECK(run->bytes_per_iter > 1e6);
   CHECK(run->samples_per_sec > 0);
 }

@@ -1,7 +1,6 @@
 #include "worker/layer_compressor.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "worker/gradient_pass.h"
@@ -12,21 +11,8 @@ namespace leeway {
 absl::StatusOr<LayerCompressor> LayerCompressor::Create(uint64_t elements,
                                                         std::vector<ChunkSlice> chunks,
                                                         float momentum) {
-  if (!(momentum >= 0.0f && momentum < 1.0f)) {
-    return absl::InvalidArgumentError(absl::StrCat("momentum ", momentum, " not in [0, 1)"));
-  }
-  uint64_t next = 0;
-  for (const ChunkSlice& c : chunks) {
-    if (c.offset != next || c.elements == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "chunk ", c.chunk, " at ", c.offset, " does not continue at ", next));
-    }
-    next += c.elements;
-  }
-  if (next != elements) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("chunks cover ", next, " of ", elements, " elements"));
-  }
+  absl::Status valid = ValidateLayerCompression(elements, chunks, momentum);
+  if (!valid.ok()) return valid;
   return LayerCompressor(elements, std::move(chunks), momentum);
 }
 
@@ -64,15 +50,10 @@ absl::Status LayerCompressor::CompressInto(absl::Span<const float> gradient,
                                   : CompressDense(gradient, params, payloads, ready);
   if (!sums.ok()) return sums.status();
   if (stats != nullptr) {
-    stats->gradient_norm = std::sqrt(sums->gradient);
-    stats->payload_bytes = 0;
-    for (const auto& payload : *payloads) stats->payload_bytes += payload.size();
-    stats->residual_ratio = 0;
-    if (stats->measure_residual && stats->gradient_norm > 0) {
-      const double residual = sums->residual_known ? std::max(0.0, sums->residual)
-                                                   : SumOfSquares(residual_);
-      stats->residual_ratio = std::sqrt(residual) / stats->gradient_norm;
-    }
+    const bool measure = stats->measure_residual && sums->gradient > 0;
+    FillCompressionStats(
+        sums->gradient, !measure || sums->residual_known ? sums->residual : SumOfSquares(residual_),
+        *payloads, stats);
   }
   return absl::OkStatus();
 }
@@ -105,8 +86,7 @@ absl::StatusOr<LayerCompressor::Sums> LayerCompressor::CompressSparse(
   for (size_t c = 0; c < chunks_.size(); ++c) {
     const ChunkSlice& slice = chunks_[c];
     absl::Span<float> v = absl::MakeSpan(residual_).subspan(slice.offset, slice.elements);
-    CodecParams chunk_params = params;
-    chunk_params.seed = params.seed * 1000003u + slice.chunk;  // distinct per chunk
+    CodecParams chunk_params = ChunkParams(params, slice);
     chunk_params.topk_hint = &hints_[c];
     std::vector<uint8_t>& payload = (*payloads)[c];
     absl::Status encoded = EncodeFormed(v, chunk_params, &payload);
@@ -136,10 +116,8 @@ absl::StatusOr<LayerCompressor::Sums> LayerCompressor::CompressDense(
     // Every codec runs with the residual: uncompressed pushes flush what a
     // compressed phase left (and send g exactly when it is zero).
     absl::Span<float> residual = absl::MakeSpan(residual_).subspan(slice.offset, slice.elements);
-    CodecParams chunk_params = params;
-    chunk_params.seed = params.seed * 1000003u + slice.chunk;  // distinct per chunk
     absl::Status encoded = Encode(gradient.subspan(slice.offset, slice.elements), residual,
-                                  chunk_params, &(*payloads)[c]);
+                                  ChunkParams(params, slice), &(*payloads)[c]);
     if (!encoded.ok()) return encoded;
     if (ready) ready(c);
   }

@@ -32,25 +32,9 @@
 #include "absl/types/span.h"
 #include "kernels/codec.h"
 #include "kernels/topk_select.h"
+#include "worker/layer_compression.h"
 
 namespace leeway {
-
-struct ChunkSlice {
-  uint32_t chunk = 0;
-  uint64_t offset = 0;
-  uint32_t elements = 0;
-};
-
-// What one Compress call measured, for the coordinator's controller.
-struct CompressionStats {
-  // In: whether to measure residual_ratio, a pass over the whole residual
-  // (the worker asks only on clocks whose statistics it reports).
-  bool measure_residual = true;
-  // Out.
-  double gradient_norm = 0;   // |g|
-  double residual_ratio = 0;  // |v after| / |g|; 0 when not measured
-  uint64_t payload_bytes = 0;
-};
 
 class LayerCompressor {
  public:

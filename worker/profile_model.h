@@ -48,6 +48,8 @@ class GradientPool {
   // Holds at least `max_elements` + 2^20 values.
   GradientPool(uint64_t max_elements, uint64_t seed);
   absl::Span<const float> Draw(uint64_t elements, uint64_t key) const;
+  // Everything Draw draws from (its spans lie inside).
+  absl::Span<const float> values() const { return values_; }
 
  private:
   std::vector<float> values_;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "kernels/counter_random.h"
+#include "kernels/device_memory.h"
 #include "worker/profile_model.h"
 
 namespace leeway {
@@ -26,6 +27,58 @@ class EmulatedGpu {
   absl::Time busy_until_ = absl::InfinitePast();
 };
 
+// Where a profile run keeps gradients and parameters: host vectors, or
+// device buffers (with the pool uploaded) on a stream of their own.
+class ProfileMemory {
+ public:
+  static absl::StatusOr<ProfileMemory> Create(bool device, const std::vector<ProfileTensor>& tensors,
+                                              const GradientPool& pool) {
+    ProfileMemory m;
+    m.pool_ = pool.values();
+    if (!device) {
+      for (const ProfileTensor& t : tensors) m.host_params_.emplace_back(t.elements());
+      return m;
+    }
+    auto stream = DeviceStream::Create();
+    if (!stream.ok()) return stream.status();
+    m.stream_ = *std::move(stream);
+    m.device_pool_ = DeviceBuffer(sizeof(float) * m.pool_.size(), m.stream_.get());
+    if (!m.device_pool_.status().ok()) return m.device_pool_.status();
+    absl::Status copied = CopyToDevice(m.device_pool_.as<void>(), m.pool_.data(),
+                                       sizeof(float) * m.pool_.size(), m.stream_.get());
+    if (!copied.ok()) return copied;
+    for (const ProfileTensor& t : tensors) {
+      m.device_params_.emplace_back(sizeof(float) * t.elements(), m.stream_.get());
+      if (!m.device_params_.back().status().ok()) return m.device_params_.back().status();
+    }
+    return m;
+  }
+
+  Ticket Pull(Worker& worker, uint32_t layer) {
+    if (host_params_.empty()) {
+      return worker.PullDevice(layer, device_params_[layer].as<float>(), stream_.get());
+    }
+    return worker.Pull(layer, absl::MakeSpan(host_params_[layer]));
+  }
+
+  // `gradient`: a span the pool drew.
+  Ticket Push(Worker& worker, uint32_t layer, absl::Span<const float> gradient) {
+    if (host_params_.empty()) {
+      const float* at = device_pool_.as<float>() + (gradient.data() - pool_.data());
+      return worker.PushDevice(layer, at, stream_.get());
+    }
+    return worker.Push(layer, gradient);
+  }
+
+ private:
+  absl::Span<const float> pool_;
+  std::vector<std::vector<float>> host_params_;
+  // Declared before the buffers: destroyed after them.
+  DeviceStream stream_;
+  DeviceBuffer device_pool_;
+  std::vector<DeviceBuffer> device_params_;
+};
+
 }  // namespace
 
 absl::Status RunProfile(Worker& worker, const ProfileOptions& o, Progress& progress,
@@ -39,7 +92,6 @@ absl::Status RunProfile(Worker& worker, const ProfileOptions& o, Progress& progr
     total_cost += t.cost;
     largest = std::max(largest, t.elements());
   }
-  std::vector<std::vector<float>> params(n);
   {
     std::vector<LayerDefinition> layers(n);
     for (size_t i = 0; i < n; ++i) {
@@ -48,12 +100,13 @@ absl::Status RunProfile(Worker& worker, const ProfileOptions& o, Progress& progr
       layers[i].initial.assign((*tensors)[i].elements(), 0.0f);
       layers[i].optimizer.set_kind(v1::OptimizerSpec::KIND_SGD);
       layers[i].optimizer.set_learning_rate(o.learning_rate);
-      params[i].resize((*tensors)[i].elements());
     }
     absl::Status registered = worker.RegisterLayers(layers);
     if (!registered.ok()) return registered;
   }
   const GradientPool pool(largest, o.seed * 0x9E3779B97F4A7C15ull + worker.rank());
+  absl::StatusOr<ProfileMemory> memory = ProfileMemory::Create(o.device_memory, *tensors, pool);
+  if (!memory.ok()) return memory.status();
   const uint64_t rank_seed = (o.seed << 20) ^ worker.rank();
   std::vector<Ticket> pulls(n);
   while (static_cast<int>(worker.clock()) < o.clocks && !stop && !worker.stop_requested()) {
@@ -61,7 +114,7 @@ absl::Status RunProfile(Worker& worker, const ProfileOptions& o, Progress& progr
     const double jitter = o.jitter * (2 * CounterUniform(rank_seed, clock) - 1);
     const double gpu_ms = o.gpu_ms * o.slowdown * (1 + jitter);
     EmulatedGpu gpu;
-    for (size_t i = 0; i < n; ++i) pulls[i] = worker.Pull(static_cast<uint32_t>(i), absl::MakeSpan(params[i]));
+    for (size_t i = 0; i < n; ++i) pulls[i] = memory->Pull(worker, static_cast<uint32_t>(i));
     // Without overlap every pull is in before the first layer computes.
     for (size_t i = 0; i < n; ++i) {
       absl::Status pulled = worker.Wait(pulls[i]);
@@ -76,7 +129,7 @@ absl::Status RunProfile(Worker& worker, const ProfileOptions& o, Progress& progr
     const absl::Time backward_start = absl::Now();
     auto push = [&](size_t i) {
       const uint64_t key = rank_seed ^ (uint64_t{clock} << 24) ^ i;
-      worker.Push(static_cast<uint32_t>(i), pool.Draw((*tensors)[i].elements(), key));
+      memory->Push(worker, static_cast<uint32_t>(i), pool.Draw((*tensors)[i].elements(), key));
     };
     for (size_t i = n; i-- > 0;) {
       gpu.Run(gpu_ms * 2 / 3 * (*tensors)[i].cost / total_cost);

@@ -5,7 +5,10 @@
 // order, sleeps each layer's share and pushes a heavy-tailed gradient
 // for it - exactly the overlap a GPU worker has, with the network doing
 // the real work. Stragglers: every iteration's GPU time is multiplied by
-// `slowdown` and by a seeded factor in [1 - jitter, 1 + jitter].
+// `slowdown` and by a seeded factor in [1 - jitter, 1 + jitter]. With
+// `device_memory` the gradients and parameters live on the GPU (the
+// heavy-tailed pool uploaded once) and every push and pull goes through
+// the worker's device calls on a stream of the trainer's own.
 #ifndef LEEWAY_WORKER_PROFILE_TRAINER_H_
 #define LEEWAY_WORKER_PROFILE_TRAINER_H_
 
@@ -31,6 +34,9 @@ struct ProfileOptions {
   // false: no overlap (the ablation) - every pull is waited for before the
   // forward pass, and the pushes go out after the whole backward pass.
   bool overlap = true;
+  // Gradients and parameters in GPU memory, as a GPU trainer has them:
+  // pushes compress on the device (Worker::PushDevice), pulls land there.
+  bool device_memory = false;
 };
 
 // Registers the profile's layers with `worker`, runs `clocks` iterations

@@ -29,6 +29,8 @@
 #include "core/common/logging.h"
 #include "core/common/main_init.h"
 #include "core/common/token_file.h"
+#include "kernels/codec_cuda.h"
+#include "kernels/gpu.h"
 #include "worker/mlp.h"
 #include "worker/mnist.h"
 #include "worker/profile_model.h"
@@ -68,6 +70,9 @@ ABSL_FLAG(double, jitter, 0, "--profile: per-iteration GPU time jitter, e.g. 0.3
 ABSL_FLAG(bool, overlap, true,
           "push each layer as its backward finishes (false: after the whole backward, "
           "and with --profile all pulls before the forward; the ablation)");
+ABSL_FLAG(std::string, gradients, "host",
+          "--profile: where gradients and parameters live, host or device (GPU memory: "
+          "compression on the GPU, only payloads cross to the host)");
 ABSL_FLAG(int, peer_timeout_ms, 3000,
           "a server connection silent this long is lost (raise it on saturated slow links, "
           "where keepalives queue behind bulk transfers)");
@@ -199,6 +204,17 @@ int TrainProfile() {
   o.clocks = absl::GetFlag(FLAGS_clocks);
   o.learning_rate = absl::GetFlag(FLAGS_learning_rate);
   o.overlap = absl::GetFlag(FLAGS_overlap);
+  const std::string gradients = absl::GetFlag(FLAGS_gradients);
+  if (gradients != "host" && gradients != "device") {
+    return Fail(absl::InvalidArgumentError("--gradients is host or device, not " + gradients),
+                "--gradients");
+  }
+  o.device_memory = gradients == "device";
+  if (o.device_memory && !DeviceCodecsAvailable()) {
+    return Fail(absl::FailedPreconditionError(
+                    "--gradients=device needs a CUDA build and a usable GPU: " + Gpus().reason),
+                "--gradients");
+  }
   absl::Status known = ProfileModel(o.model).status();
   if (!known.ok()) return Fail(known, "--profile");
   if (o.gpu_ms < 0 || o.slowdown <= 0 || o.jitter < 0 || o.jitter >= 1) {

@@ -134,12 +134,12 @@ absl::Status Worker::Impl::RegisterLayers(const std::vector<LayerDefinition>& de
     LayerState& layer = layers[i];
     std::sort(layer.chunks.begin(), layer.chunks.end(),
               [](const ChunkState& a, const ChunkState& b) { return a.offset < b.offset; });
-    std::vector<ChunkSlice> slices;
-    for (const ChunkState& c : layer.chunks) slices.push_back({c.chunk, c.offset, c.elements});
-    absl::StatusOr<LayerCompressor> compressor =
-        LayerCompressor::Create(layer.spec.elements(), slices, options.momentum);
-    if (!compressor.ok()) return compressor.status();
-    layer.compressor = std::make_unique<LayerCompressor>(*std::move(compressor));
+    for (const ChunkState& c : layer.chunks) {
+      layer.slices.push_back({c.chunk, c.offset, c.elements});
+    }
+    absl::Status valid =
+        ValidateLayerCompression(layer.spec.elements(), layer.slices, options.momentum);
+    if (!valid.ok()) return valid;
     layer.params.threads = options.codec_threads;
   }
   layer_stats.assign(layers.size(), LayerWindowStats());
@@ -351,6 +351,14 @@ Ticket Worker::Push(uint32_t layer, absl::Span<const float> gradient) {
 }
 
 Ticket Worker::Pull(uint32_t layer, absl::Span<float> out) { return impl_->Pull(layer, out); }
+
+Ticket Worker::PushDevice(uint32_t layer, const float* gradient, void* stream) {
+  return impl_->PushDevice(layer, gradient, stream);
+}
+
+Ticket Worker::PullDevice(uint32_t layer, float* out, void* stream) {
+  return impl_->PullDevice(layer, out, stream);
+}
 
 absl::Status Worker::Wait(const Ticket& ticket) {
   // Pull tickets are what a training loop waits on before Clock.

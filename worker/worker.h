@@ -13,15 +13,13 @@
 // Push compresses on the push thread (momentum correction and error
 // feedback per layer, LayerCompressor; the codec and density of the
 // current plan, switched at clock boundaries) and sends one payload per
-// chunk to the chunk's server, each as soon as it is encoded. Pull brings every chunk of a layer up to the
-// SSP bound through a per-chunk cache keyed by version (the server answers
-// with a delta, the dense chunk, or "not modified") and copies it out; one
-// pull thread per server, earliest layer first. Buffers handed to Push and
-// Pull must stay valid until their ticket is done. Every wait has the
-// options' deadline. Wait/Clock also account the time the caller was
-// blocked (pull wait, push wait) for the iteration statistics that go to
-// the coordinator after the first clock and then every `report_every`
-// clocks.
+// chunk to the chunk's server, each as soon as it is encoded. Pull brings every chunk of a layer up
+// to the SSP bound through a per-chunk cache keyed by version (the server answers with a delta, the
+// dense chunk, or "not modified") and copies it out; one pull thread per server, earliest layer
+// first. Buffers handed to Push and Pull must stay valid until their ticket is done. Every wait has
+// the options' deadline. Wait/Clock also account the time the caller was blocked (pull wait, push
+// wait) for the iteration statistics that go to the coordinator after the first clock and then
+// every `report_every` clocks.
 //
 // A server that dies is waited for (`server_recovery_timeout`) until the
 // coordinator lists it alive again (restarted from its checkpoint); the
@@ -32,8 +30,17 @@
 // stopped (every co-located server then goes silent) replaces its
 // transport and reconnects to the same servers at once (data_plane.h).
 //
+// Gradients and parameters in GPU memory: PushDevice and PullDevice take
+// device pointers and the CUDA stream (a cudaStream_t as void*) that
+// orders them. A layer pushed from the device keeps its momentum and
+// residual there (device_layer_compressor.h: compression runs on the GPU
+// and only payloads cross to the host); a layer's first push decides
+// where, and pushing it from the other side afterwards fails. Pulls copy
+// each chunk to the device as it arrives. Without a CUDA build and a
+// usable GPU both fail with FAILED_PRECONDITION.
+//
 // Threading: Push, Pull, Wait and Clock are called from one training
-// thread. Host memory only for now (no device-pointer variants yet).
+// thread.
 #ifndef LEEWAY_WORKER_WORKER_H_
 #define LEEWAY_WORKER_WORKER_H_
 
@@ -123,6 +130,12 @@ class Worker {
 
   Ticket Push(uint32_t layer, absl::Span<const float> gradient);
   Ticket Pull(uint32_t layer, absl::Span<float> out);
+  // The same with device pointers to the layer's elements. The push reads
+  // `gradient` in `stream`'s order (after the work queued there that wrote
+  // it); the pull's copies go in `stream`'s order and are done when its
+  // ticket is. Buffers stay valid until the tickets are done.
+  Ticket PushDevice(uint32_t layer, const float* gradient, void* stream);
+  Ticket PullDevice(uint32_t layer, float* out, void* stream);
   // Waits for a Pull's ticket (the time counts as pull wait); a Push's
   // tickets are waited for by Clock, which counts that as push wait.
   absl::Status Wait(const Ticket& ticket);

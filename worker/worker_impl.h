@@ -19,6 +19,7 @@
 #include "kernels/codec.h"
 #include "worker/control_session.h"
 #include "worker/data_plane.h"
+#include "worker/device_layer_compressor.h"
 #include "worker/layer_compressor.h"
 #include "worker/server_client.h"
 #include "worker/ticket_group.h"
@@ -30,7 +31,9 @@ struct PullJob {
   uint32_t layer = 0;
   size_t chunk_index = 0;  // into LayerState::chunks
   uint32_t clock = 0;
-  absl::Span<float> out;  // the whole layer
+  absl::Span<float> out;        // the whole layer, in host memory
+  float* device_out = nullptr;  // or on the device, copied in `stream`'s order
+  void* stream = nullptr;
   std::shared_ptr<TicketGroup> group;
   uint64_t sequence = 0;
 };
@@ -87,13 +90,19 @@ struct LayerWindowStats {
 struct LayerState {
   v1::LayerSpec spec;
   std::vector<ChunkState> chunks;
-  std::unique_ptr<LayerCompressor> compressor;  // push thread only
-  CodecParams params;                           // training thread only
+  std::vector<ChunkSlice> slices;  // the chunks, as the compressors cut the layer
+  // Momentum and residual, where the layer's first push put them: host or
+  // device memory (push thread only).
+  std::unique_ptr<LayerCompressor> compressor;
+  std::unique_ptr<DeviceLayerCompressor> device_compressor;
+  CodecParams params;  // training thread only
 };
 
 struct PushJob {
   uint32_t layer = 0;
   absl::Span<const float> gradient;
+  const float* device_gradient = nullptr;  // or on the device, in `stream`'s order
+  void* stream = nullptr;
   uint32_t clock = 0;
   bool measure_residual = true;  // this clock's statistics may be reported
   CodecParams params;
@@ -138,6 +147,8 @@ class Worker::Impl {
   void StopThreads();
   Ticket Push(uint32_t layer, absl::Span<const float> gradient);
   Ticket Pull(uint32_t layer, absl::Span<float> out);
+  Ticket PushDevice(uint32_t layer, const float* gradient, void* stream);
+  Ticket PullDevice(uint32_t layer, float* out, void* stream);
 
   const WorkerOptions options;
   std::unique_ptr<DataPlane> data_plane;
@@ -185,6 +196,13 @@ class Worker::Impl {
   void AckLoop();
   void PullLoop(ServerLink* server);
   void RunPush(PushJob job);
+  // Queues a push or pull that passed its checks (training thread).
+  Ticket QueuePush(PushJob job);
+  Ticket QueuePull(PullJob prototype);
+  // The layer's compression into `payloads`, on the side of memory the
+  // job names (creating that side's compressor on the first push).
+  absl::Status Compress(const PushJob& job, std::vector<std::vector<uint8_t>>* payloads,
+                        CompressionStats* stats, const std::function<void(size_t)>& ready);
 
   // worker_recovery.cc: a lost server (UNAVAILABLE: its process died) is
   // waited for until the coordinator lists it alive again, reconnected,

@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/logging.h"
+#include "kernels/codec_cuda.h"
+#include "kernels/device_memory.h"
 #include "worker/worker_impl.h"
 
 namespace leeway {
@@ -33,16 +35,53 @@ void Worker::Impl::StopThreads() {
   }
 }
 
+namespace {
+
+Ticket Failed(absl::Status status) {
+  auto group = TicketGroup::Create(1);
+  group->PartDone(std::move(status));
+  return group->ticket();
+}
+
+// Why a push or pull (`call`) of `layer` with the device pointer `at`
+// cannot be queued; OK when it can.
+absl::Status DeviceCallRefusal(const char* call, uint32_t layer, size_t layers, const void* at) {
+  if (layer >= layers) return absl::InvalidArgumentError(absl::StrCat("no layer ", layer));
+  if (!DeviceCodecsAvailable()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(call, " in device memory needs a CUDA build and a usable GPU"));
+  }
+  if (at == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(call, " of layer ", layer, " with a null device pointer"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 Ticket Worker::Impl::Push(uint32_t layer, absl::Span<const float> gradient) {
   if (layer >= layers.size()) {
-    auto group = TicketGroup::Create(1);
-    group->PartDone(absl::InvalidArgumentError(absl::StrCat("no layer ", layer)));
-    return group->ticket();
+    return Failed(absl::InvalidArgumentError(absl::StrCat("no layer ", layer)));
   }
-  LayerState& state = layers[layer];
   PushJob job;
   job.layer = layer;
   job.gradient = gradient;
+  return QueuePush(std::move(job));
+}
+
+Ticket Worker::Impl::PushDevice(uint32_t layer, const float* gradient, void* stream) {
+  absl::Status refused = DeviceCallRefusal("a push", layer, layers.size(), gradient);
+  if (!refused.ok()) return Failed(std::move(refused));
+  PushJob job;
+  job.layer = layer;
+  job.device_gradient = gradient;
+  job.stream = stream;
+  return QueuePush(std::move(job));
+}
+
+Ticket Worker::Impl::QueuePush(PushJob job) {
+  LayerState& state = layers[job.layer];
   job.clock = clock;
   // The last two clocks of a window: the report's own clock may finish its
   // bookkeeping after the report is built (the acks that end its pushes
@@ -112,8 +151,7 @@ void Worker::Impl::RunPush(PushJob job) {
   const absl::Time start = absl::Now();
   CompressionStats stats;
   stats.measure_residual = job.measure_residual;
-  absl::Status compressed =
-      layer.compressor->CompressInto(job.gradient, job.params, payloads.get(), &stats, send);
+  absl::Status compressed = Compress(job, payloads.get(), &stats, send);
   const double encode_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   if (!compressed.ok()) {
     for (size_t i = sent; i < layer.chunks.size(); ++i) job.group->PartDone(compressed);
@@ -126,8 +164,37 @@ void Worker::Impl::RunPush(PushJob job) {
   s.encode_ms += encode_ms;
   s.bytes_pushed += stats.payload_bytes;
   ++s.pushes;
-  dense_bytes += job.gradient.size() * sizeof(float);
+  dense_bytes += layer.spec.elements() * sizeof(float);
   push_bytes += stats.payload_bytes;
+}
+
+absl::Status Worker::Impl::Compress(const PushJob& job, std::vector<std::vector<uint8_t>>* payloads,
+                                    CompressionStats* stats,
+                                    const std::function<void(size_t)>& ready) {
+  LayerState& layer = layers[job.layer];
+  const bool device = job.device_gradient != nullptr;
+  if (device ? layer.compressor != nullptr : layer.device_compressor != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "layer ", job.layer, " keeps its momentum and residual in ", device ? "host" : "device",
+        " memory (its first push came from there): push it from ", device ? "host" : "device",
+        " memory"));
+  }
+  if (device) {
+    if (layer.device_compressor == nullptr) {
+      auto created =
+          DeviceLayerCompressor::Create(layer.spec.elements(), layer.slices, options.momentum);
+      if (!created.ok()) return created.status();
+      layer.device_compressor = *std::move(created);
+    }
+    return layer.device_compressor->CompressInto(job.device_gradient, job.stream, job.params,
+                                                 payloads, stats, ready);
+  }
+  if (layer.compressor == nullptr) {
+    auto created = LayerCompressor::Create(layer.spec.elements(), layer.slices, options.momentum);
+    if (!created.ok()) return created.status();
+    layer.compressor = std::make_unique<LayerCompressor>(*std::move(created));
+  }
+  return layer.compressor->CompressInto(job.gradient, job.params, payloads, stats, ready);
 }
 
 void Worker::Impl::AckLoop() {
@@ -169,19 +236,32 @@ void Worker::Impl::AckLoop() {
 
 Ticket Worker::Impl::Pull(uint32_t layer, absl::Span<float> out) {
   if (layer >= layers.size() || out.size() != layers[layer].spec.elements()) {
-    auto group = TicketGroup::Create(1);
-    group->PartDone(absl::InvalidArgumentError(absl::StrCat(
+    return Failed(absl::InvalidArgumentError(absl::StrCat(
         "pull of layer ", layer, " into ", out.size(), " elements: no such layer or size")));
-    return group->ticket();
   }
-  LayerState& state = layers[layer];
+  PullJob job;
+  job.layer = layer;
+  job.out = out;
+  return QueuePull(std::move(job));
+}
+
+Ticket Worker::Impl::PullDevice(uint32_t layer, float* out, void* stream) {
+  absl::Status refused = DeviceCallRefusal("a pull", layer, layers.size(), out);
+  if (!refused.ok()) return Failed(std::move(refused));
+  PullJob job;
+  job.layer = layer;
+  job.device_out = out;
+  job.stream = stream;
+  return QueuePull(std::move(job));
+}
+
+Ticket Worker::Impl::QueuePull(PullJob prototype) {
+  LayerState& state = layers[prototype.layer];
   auto group = TicketGroup::Create(static_cast<int>(state.chunks.size()));
   for (size_t i = 0; i < state.chunks.size(); ++i) {
-    PullJob job;
-    job.layer = layer;
+    PullJob job = prototype;
     job.chunk_index = i;
     job.clock = clock;
-    job.out = out;
     job.group = group;
     job.sequence = pull_sequence++;
     ServerLink* server = state.chunks[i].server;
@@ -216,9 +296,11 @@ void Worker::Impl::PullLoop(ServerLink* server) {
       continue;
     }
     ChunkState& chunk = layers[job.layer].chunks[job.chunk_index];
-    const absl::Span<float> out = job.out.subspan(chunk.offset, chunk.elements);
+    const bool device = job.device_out != nullptr;
+    const absl::Span<float> out =
+        device ? absl::Span<float>() : job.out.subspan(chunk.offset, chunk.elements);
     // The buffer the last pull left equal to the cache gets the changes alone.
-    const bool mirrored = options.pull_changes_only && chunk.mirror == out.data();
+    const bool mirrored = !device && options.pull_changes_only && chunk.mirror == out.data();
     chunk.mirror = nullptr;
     uint64_t reply_bytes = 0;
     absl::StatusOr<PullForm> form;
@@ -243,15 +325,21 @@ void Worker::Impl::PullLoop(ServerLink* server) {
         break;
       }
     }
+    absl::Status status = form.status();
     if (form.ok()) {
-      if (!mirrored) {
-        std::memcpy(out.data(), chunk.cache.values.data(), chunk.elements * sizeof(float));
+      if (device) {
+        status = CopyToDevice(job.device_out + chunk.offset, chunk.cache.values.data(),
+                              chunk.elements * sizeof(float), job.stream);
+      } else {
+        if (!mirrored) {
+          std::memcpy(out.data(), chunk.cache.values.data(), chunk.elements * sizeof(float));
+        }
+        if (options.pull_changes_only) chunk.mirror = out.data();
       }
-      if (options.pull_changes_only) chunk.mirror = out.data();
       absl::MutexLock lock(&stats_mu);
       layer_stats[job.layer].bytes_pulled += reply_bytes;
     }
-    job.group->PartDone(form.status());
+    job.group->PartDone(status);
   }
 }
 

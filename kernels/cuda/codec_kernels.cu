@@ -11,22 +11,18 @@
 #include <vector>
 
 #include "kernels/counter_random.h"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/half.h"
 
 namespace leeway {
 namespace cuda {
 namespace {
 
-constexpr int kThreads = 256;
-
-cudaStream_t S(Stream stream) { return static_cast<cudaStream_t>(stream); }
-
-int Grid(size_t n) {
-  return static_cast<int>(std::max<size_t>(
-      1, std::min<size_t>((n + kThreads - 1) / kThreads, 8192)));
-}
-
-int Launched() { return static_cast<int>(cudaGetLastError()); }
+using launch::Grid;
+using launch::kThreads;
+using launch::Launched;
+using launch::S;
+using launch::Scratch;
 
 __device__ inline uint32_t Load32(const uint8_t* p) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 |
@@ -50,23 +46,19 @@ __device__ inline float V(const float* g, const float* r, size_t i) {
   return r != nullptr ? g[i] + r[i] : g[i];
 }
 
-#define GRID_STRIDE(i, n)                                                 \
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < (n); \
-       i += size_t{gridDim.x} * blockDim.x)
-
 __global__ void CheckKernel(const float* g, const float* r, size_t n, int* bad) {
   int local_bad = 0;
-  GRID_STRIDE(i, n) { local_bad |= MagnitudeKey(V(g, r, i)) >= 0x7F800000u; }
+  LEEWAY_GRID_STRIDE(i, n) { local_bad |= MagnitudeKey(V(g, r, i)) >= 0x7F800000u; }
   if (local_bad) atomicOr(bad, 1);
 }
 
 __global__ void AddIntoKernel(const float* g, float* r, size_t n) {
-  GRID_STRIDE(i, n) { r[i] += g[i]; }
+  LEEWAY_GRID_STRIDE(i, n) { r[i] += g[i]; }
 }
 
 __global__ void ElementwiseKernel(uint8_t codec, size_t n, const float* g,
                                   float* r, uint8_t* body) {
-  GRID_STRIDE(i, n) {
+  LEEWAY_GRID_STRIDE(i, n) {
     const float v = V(g, r, i);
     if (codec == 0) {
       Store32(body + 4 * i, FloatBits(v));
@@ -168,7 +160,7 @@ __device__ inline float DenseValue(uint8_t codec, uint32_t param, size_t count,
 __global__ void DecodeKernel(uint8_t codec, uint32_t param, size_t count,
                              const uint8_t* body, const uint32_t* indices,
                              float scale, bool accumulate, float* out) {
-  GRID_STRIDE(j, count) {
+  LEEWAY_GRID_STRIDE(j, count) {
     const size_t at = indices != nullptr ? indices[j] : j;
     const float value = scale * DenseValue(codec, param, count, body, j);
     out[at] = accumulate ? out[at] + value : value;
@@ -177,15 +169,13 @@ __global__ void DecodeKernel(uint8_t codec, uint32_t param, size_t count,
 
 __global__ void SampleKernel(const float* g, const float* r, size_t n,
                              size_t m, uint64_t seed, uint32_t* keys) {
-  GRID_STRIDE(j, m) {
-    keys[j] = MagnitudeKey(V(g, r, TopKSampleIndex(seed, j, n, m)));
-  }
+  LEEWAY_GRID_STRIDE(j, m) { keys[j] = MagnitudeKey(V(g, r, TopKSampleIndex(seed, j, n, m))); }
 }
 
 __global__ void GatherKernel(const float* g, float* r, size_t n, uint32_t key,
                              size_t cap, uint32_t* candidates,
                              unsigned long long* count) {
-  GRID_STRIDE(i, n) {
+  LEEWAY_GRID_STRIDE(i, n) {
     const float v = V(g, r, i);
     if (r != nullptr) r[i] = v;
     if (MagnitudeKey(v) >= key) {
@@ -197,41 +187,22 @@ __global__ void GatherKernel(const float* g, float* r, size_t n, uint32_t key,
 
 __global__ void KeysKernel(const float* v, const uint32_t* indices,
                            size_t count, uint32_t* keys) {
-  GRID_STRIDE(j, count) { keys[j] = MagnitudeKey(v[indices[j]]); }
+  LEEWAY_GRID_STRIDE(j, count) { keys[j] = MagnitudeKey(v[indices[j]]); }
 }
 
 __global__ void RandomKKernel(uint64_t seed, size_t n, size_t k, uint32_t* out) {
-  GRID_STRIDE(j, k) { out[j] = static_cast<uint32_t>(RandomKIndex(seed, j, n, k)); }
+  LEEWAY_GRID_STRIDE(j, k) { out[j] = static_cast<uint32_t>(RandomKIndex(seed, j, n, k)); }
 }
 
 __global__ void GatherValuesKernel(const float* v, const uint32_t* indices,
                                    size_t k, bool randomk_scale, size_t n,
                                    float* out) {
-  GRID_STRIDE(j, k) {
+  LEEWAY_GRID_STRIDE(j, k) {
     const float scale =
         randomk_scale ? static_cast<float>(RandomKStratum(j, n, k).size) : 1.0f;
     out[j] = v[indices[j]] * scale;
   }
 }
-
-// A device allocation released on scope exit (stream-ordered).
-class Scratch {
- public:
-  Scratch(size_t bytes, Stream stream, int* error) : stream_(stream) {
-    if (*error == 0 && bytes > 0) {
-      *error = static_cast<int>(cudaMallocAsync(&p_, bytes, S(stream)));
-    }
-  }
-  ~Scratch() {
-    if (p_ != nullptr) cudaFreeAsync(p_, S(stream_));
-  }
-  template <typename T>
-  T* as() const { return static_cast<T*>(p_); }
-
- private:
-  void* p_ = nullptr;
-  Stream stream_;
-};
 
 }  // namespace
 
@@ -270,6 +241,15 @@ int CopyOnDevice(void* dst, const void* src, size_t bytes, Stream stream) {
 int Synchronize(Stream stream) {
   return static_cast<int>(cudaStreamSynchronize(S(stream)));
 }
+
+int CreateStream(Stream* stream) {
+  cudaStream_t created = nullptr;
+  const cudaError_t e = cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking);
+  *stream = created;
+  return static_cast<int>(e);
+}
+
+int DestroyStream(Stream stream) { return static_cast<int>(cudaStreamDestroy(S(stream))); }
 
 int CheckFinite(const float* g, const float* r, size_t n, Stream stream,
                 bool* host_finite) {

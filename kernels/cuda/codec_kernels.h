@@ -23,6 +23,9 @@ int CopyToHost(void* host_dst, const void* src, size_t bytes, Stream stream);
 int CopyToDevice(void* dst, const void* host_src, size_t bytes, Stream stream);
 int CopyOnDevice(void* dst, const void* src, size_t bytes, Stream stream);
 int Synchronize(Stream stream);
+// A stream that does not synchronize with the legacy default stream.
+int CreateStream(Stream* stream);
+int DestroyStream(Stream stream);
 
 // v = g + r (v = g when r is null), read only: *host_finite = whether every
 // v is finite.
