@@ -142,9 +142,8 @@ absl::Status Cluster::Prepare() {
   if (!o_.profile.empty() && (o_.gpu_ms < 0 || o_.straggler <= 0 || o_.jitter < 0 || o_.jitter >= 1)) {
     return absl::InvalidArgumentError("need --gpu-ms >= 0, --straggler > 0, 0 <= --jitter < 1");
   }
-  if (o_.gradients != "host" && (o_.gradients != "device" || o_.profile.empty())) {
-    return absl::InvalidArgumentError(
-        "--gradients is host, or device with --profile (the MLP trains on the CPU)");
+  if (o_.gradients != "host" && o_.gradients != "device") {
+    return absl::InvalidArgumentError("--gradients is host or device");
   }
   for (const char* f : {"/train-images-idx3-ubyte", "/t10k-labels-idx1-ubyte"}) {
     if (!o_.profile.empty()) break;  // no data
@@ -270,6 +269,7 @@ absl::Status Cluster::StartAll() {
         absl::StrCat("--ready_file=", dir_, "/worker", i, ".ready"),
         absl::StrCat("--history_file=", dir_, "/worker", i, ".history")});
     if (!o_.overlap) argv.push_back("--overlap=false");
+    argv.push_back("--gradients=" + o_.gradients);
     if (o_.profile.empty()) {
       argv.push_back("--data_dir=" + o_.data_dir);
       argv.push_back("--hidden=" + o_.hidden);
@@ -278,7 +278,6 @@ absl::Status Cluster::StartAll() {
       argv.push_back(absl::StrCat("--gpu_ms=", o_.gpu_ms));
       argv.push_back(absl::StrCat("--jitter=", o_.jitter));
       argv.push_back(absl::StrCat("--slowdown=", i == o_.workers - 1 ? o_.straggler : 1.0));
-      argv.push_back("--gradients=" + o_.gradients);
     }
     argv.insert(argv.end(), liveness.begin(), liveness.end());
     auto worker = ChildProcess::Start(absl::StrCat("worker ", i), argv, env,

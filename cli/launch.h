@@ -32,8 +32,9 @@ struct LaunchOptions {
   double jitter = 0;     // every worker's per-iteration +- fraction
   double pull_density = 0;  // leeway-server --pull_density
   bool overlap = true;   // false: the no-pipelining ablation (leeway-worker --overlap)
-  // Where --profile workers keep gradients and parameters: host, or device
-  // (GPU memory; leeway-worker --gradients).
+  // Where workers keep gradients and parameters: host, or device (GPU
+  // memory: the MLP on cuBLAS, compression on the GPU; leeway-worker
+  // --gradients).
   std::string gradients = "host";
   std::string hidden = "256";
   int clocks = 1000;

@@ -67,8 +67,8 @@ ABSL_FLAG(double, straggler, 1, "launch --profile: the last worker's GPU time fa
 ABSL_FLAG(double, jitter, 0, "launch --profile: per-iteration GPU time jitter (0.3: +-30%)");
 ABSL_FLAG(bool, overlap, true, "launch: false for the no-pipelining ablation");
 ABSL_FLAG(std::string, gradients, "host",
-          "launch --profile: host, or device for gradients and parameters in GPU memory "
-          "(compression on the GPU)");
+          "launch: host, or device for gradients and parameters in GPU memory (the MLP on "
+          "cuBLAS, compression on the GPU)");
 ABSL_FLAG(int, peer_timeout_ms, 0,
           "launch: heartbeat and connection timeout (0: 5 s and 3 s, 30 s with --netns)");
 ABSL_FLAG(int, warmup_clocks, 0,
@@ -87,8 +87,8 @@ constexpr char kUsage[] =
     "pause|resume|checkpoint\n"
     "       leeway launch [--servers S] [--workers W] [--staleness N|async] "
     "[--compression none|adaptive|fixed:<codec>[:<density>]] [--model mlp] "
-    "[--profile gpt2-small|bert-base|resnet50 [--gpu-ms MS] [--straggler F] [--jitter J] "
-    "[--gradients host|device]] "
+    "[--profile gpt2-small|bert-base|resnet50 [--gpu-ms MS] [--straggler F] [--jitter J]] "
+    "[--gradients host|device] "
     "[--clocks N] "
     "[--transport sm|tcp] [--netns PREFIX] [--data-dir D] [--plot FILE.svg] [-o table|json]";
 

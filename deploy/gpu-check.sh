@@ -13,12 +13,12 @@ cd "$(dirname "$0")/.."
 deploy/install-deps.sh >/dev/null || exit 1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 targets=(//kernels:codec_cuda_test //kernels:gpu_test //kernels:device_memory_test
-  //worker:device_layer_compressor_test)
+  //worker:device_layer_compressor_test //worker:device_mlp_test)
 args=()
 if [[ -f data/mnist/train-images-idx3-ubyte ]]; then
   targets+=(//tests:e2e_test)
   args=(--test_env=LEEWAY_MNIST_DIR="$PWD/data/mnist"
-    "--test_arg=a --profile run with gradients in GPU memory compresses on the device")
+    "--test_arg=runs with gradients in GPU memory compress on the device and learn MNIST")
 fi
 bazel test -c opt --test_output=all "${args[@]}" "${targets[@]}" 2>&1 |
   grep -E "PASSED|FAILED|skipped|test cases|assertions|kernels run on|leeway launch"

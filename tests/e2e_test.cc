@@ -139,7 +139,7 @@ TEST_CASE("a --profile run pushes ResNet-50's tensors through the cluster") {
   CHECK(run->samples_per_sec > 0);
 }
 
-TEST_CASE("a --profile run with gradients in GPU memory compresses on the device") {
+TEST_CASE("runs with gradients in GPU memory compress on the device and learn MNIST") {
   const std::vector<std::string> flags = {"--profile=resnet50", "--clocks=6", "--gpu-ms=50",
                                           "--staleness=1", "--compression=fixed:topk:0.01",
                                           "--gradients=device"};
@@ -166,6 +166,12 @@ TEST_CASE("a --profile run with gradients in GPU memory compresses on the device
   CHECK(run->compression_ratio > 20);
   CHECK(run->bytes_per_iter > 1e6);
   CHECK(run->samples_per_sec > 0);
+  // The MLP on cuBLAS learns MNIST as it does on the CPU.
+  auto mnist =
+      LaunchAndSummarize({"--staleness=2", "--compression=adaptive", "--gradients=device"}, &json);
+  INFO(mnist.status().ToString() << " " << json);
+  REQUIRE(mnist.ok());
+  CHECK(mnist->test_accuracy >= 0.95);
 }
 
 // The pids of `parent`'s children.

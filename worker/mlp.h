@@ -50,10 +50,13 @@ class Mlp {
   absl::StatusOr<double> Accuracy(absl::Span<const float> x, absl::Span<const uint8_t> labels);
   // The mean loss without gradients.
   absl::StatusOr<double> Loss(absl::Span<const float> x, absl::Span<const uint8_t> labels);
+  // INVALID_ARGUMENT unless x holds labels.size() inputs and every label
+  // is a class.
+  absl::Status CheckBatch(absl::Span<const float> x, absl::Span<const uint8_t> labels) const;
+  const std::vector<int>& widths() const { return widths_; }
 
  private:
   explicit Mlp(std::vector<int> widths);
-  absl::Status CheckBatch(absl::Span<const float> x, absl::Span<const uint8_t> labels) const;
   // Fills activations_ for a batch; returns the output logits.
   const std::vector<float>& Forward(absl::Span<const float> x, int batch);
   double SoftmaxLoss(absl::Span<const uint8_t> labels, int batch, std::vector<float>* d);

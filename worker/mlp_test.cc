@@ -4,27 +4,13 @@
 #include <random>
 
 #include "catch2/catch.hpp"
+#include "worker/mlp_test_util.h"
 
 namespace leeway {
 namespace {
 
-struct Batch {
-  std::vector<float> x;
-  std::vector<uint8_t> labels;
-};
-
-// Points around one of `classes` centres: separable, so an MLP learns them.
-Batch Blobs(int n, int features, int classes, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> noise(0.0f, 0.3f);
-  Batch b;
-  for (int i = 0; i < n; ++i) {
-    const int label = i % classes;
-    b.labels.push_back(static_cast<uint8_t>(label));
-    for (int f = 0; f < features; ++f) b.x.push_back((f % classes == label ? 1.0f : 0.0f) + noise(rng));
-  }
-  return b;
-}
+using testing::Batch;
+using testing::Blobs;
 
 TEST_CASE("backward matches finite differences of the loss") {
   auto mlp = Mlp::Create({5, 7, 4});

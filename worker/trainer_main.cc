@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
@@ -31,8 +31,8 @@
 #include "core/common/token_file.h"
 #include "kernels/codec_cuda.h"
 #include "kernels/gpu.h"
-#include "worker/mlp.h"
 #include "worker/mnist.h"
+#include "worker/mnist_model.h"
 #include "worker/profile_model.h"
 #include "worker/profile_trainer.h"
 #include "worker/progress.h"
@@ -71,8 +71,8 @@ ABSL_FLAG(bool, overlap, true,
           "push each layer as its backward finishes (false: after the whole backward, "
           "and with --profile all pulls before the forward; the ablation)");
 ABSL_FLAG(std::string, gradients, "host",
-          "--profile: where gradients and parameters live, host or device (GPU memory: "
-          "compression on the GPU, only payloads cross to the host)");
+          "where gradients and parameters live: host, or device (GPU memory: the MLP on "
+          "cuBLAS, compression on the GPU, only payloads cross to the host)");
 ABSL_FLAG(int, peer_timeout_ms, 3000,
           "a server connection silent this long is lost (raise it on saturated slow links, "
           "where keepalives queue behind bulk transfers)");
@@ -136,9 +136,9 @@ class BatchSampler {
   size_t next_ = 0;
 };
 
-absl::Status PullAll(Worker& worker, Mlp& mlp) {
+absl::Status PullAll(Worker& worker, MnistModel& mlp) {
   std::vector<Ticket> pulls;
-  for (size_t t = 0; t < mlp.tensors().size(); ++t) pulls.push_back(worker.Pull(t, mlp.params(t)));
+  for (size_t t = 0; t < mlp.tensors().size(); ++t) pulls.push_back(mlp.Pull(worker, t));
   for (const Ticket& p : pulls) {
     absl::Status s = worker.Wait(p);
     if (!s.ok()) return s;
@@ -149,6 +149,20 @@ absl::Status PullAll(Worker& worker, Mlp& mlp) {
 int Fail(const absl::Status& status, const std::string& what) {
   std::fprintf(stderr, "leeway-worker: %s: %s\n", what.c_str(), status.ToString().c_str());
   return 1;
+}
+
+// --gradients: whether they live in device memory; an error where that
+// cannot be, before anything connects.
+absl::StatusOr<bool> DeviceGradients() {
+  const std::string gradients = absl::GetFlag(FLAGS_gradients);
+  if (gradients != "host" && gradients != "device") {
+    return absl::InvalidArgumentError("--gradients is host or device, not " + gradients);
+  }
+  if (gradients == "device" && !DeviceCodecsAvailable()) {
+    return absl::FailedPreconditionError(
+        "--gradients=device needs a CUDA build and a usable GPU: " + Gpus().reason);
+  }
+  return gradients == "device";
 }
 
 absl::StatusOr<std::unique_ptr<Worker>> ConnectWorker() {
@@ -204,17 +218,9 @@ int TrainProfile() {
   o.clocks = absl::GetFlag(FLAGS_clocks);
   o.learning_rate = absl::GetFlag(FLAGS_learning_rate);
   o.overlap = absl::GetFlag(FLAGS_overlap);
-  const std::string gradients = absl::GetFlag(FLAGS_gradients);
-  if (gradients != "host" && gradients != "device") {
-    return Fail(absl::InvalidArgumentError("--gradients is host or device, not " + gradients),
-                "--gradients");
-  }
-  o.device_memory = gradients == "device";
-  if (o.device_memory && !DeviceCodecsAvailable()) {
-    return Fail(absl::FailedPreconditionError(
-                    "--gradients=device needs a CUDA build and a usable GPU: " + Gpus().reason),
-                "--gradients");
-  }
+  absl::StatusOr<bool> device = DeviceGradients();
+  if (!device.ok()) return Fail(device.status(), "--gradients");
+  o.device_memory = *device;
   absl::Status known = ProfileModel(o.model).status();
   if (!known.ok()) return Fail(known, "--profile");
   if (o.gpu_ms < 0 || o.slowdown <= 0 || o.jitter < 0 || o.jitter >= 1) {
@@ -233,7 +239,9 @@ int TrainMnist() {
   openblas_set_num_threads(std::max(1, absl::GetFlag(FLAGS_blas_threads)));
   absl::StatusOr<std::vector<int>> widths = Widths(absl::GetFlag(FLAGS_hidden));
   if (!widths.ok()) return Fail(widths.status(), "model");
-  absl::StatusOr<Mlp> mlp = Mlp::Create(*widths);
+  absl::StatusOr<bool> device = DeviceGradients();
+  if (!device.ok()) return Fail(device.status(), "--gradients");
+  absl::StatusOr<std::unique_ptr<MnistModel>> mlp = MnistModel::Create(*widths, *device);
   if (!mlp.ok()) return Fail(mlp.status(), "model");
   absl::StatusOr<Dataset> train = ReadMnist(absl::GetFlag(FLAGS_data_dir), true);
   if (!train.ok()) return Fail(train.status(), "training data (deploy/fetch-mnist.sh makes it)");
@@ -243,13 +251,15 @@ int TrainMnist() {
   if (!connected.ok()) return Fail(connected.status(), "connect");
   Worker& worker = **connected;
 
-  mlp->Initialize(absl::GetFlag(FLAGS_seed));
+  MnistModel& model = **mlp;
+  absl::Status initialized = model.Initialize(absl::GetFlag(FLAGS_seed));
+  if (!initialized.ok()) return Fail(initialized, "model");
   std::vector<LayerDefinition> layers;
-  for (size_t t = 0; t < mlp->tensors().size(); ++t) {
+  for (size_t t = 0; t < model.tensors().size(); ++t) {
     LayerDefinition def;
-    def.name = mlp->tensors()[t].name;
-    def.shape = mlp->tensors()[t].shape;
-    def.initial.assign(mlp->params(t).begin(), mlp->params(t).end());
+    def.name = model.tensors()[t].name;
+    def.shape = model.tensors()[t].shape;
+    def.initial.assign(model.initial(t).begin(), model.initial(t).end());
     def.optimizer.set_kind(v1::OptimizerSpec::KIND_SGD);
     def.optimizer.set_learning_rate(absl::GetFlag(FLAGS_learning_rate));
     def.optimizer.set_weight_decay(absl::GetFlag(FLAGS_weight_decay));
@@ -275,25 +285,26 @@ int TrainMnist() {
   std::vector<float> x;
   std::vector<uint8_t> labels;
   while (static_cast<int>(worker.clock()) < clocks && !g_stop && !worker.stop_requested()) {
-    absl::Status pulled = PullAll(worker, *mlp);
+    absl::Status pulled = PullAll(worker, model);
     if (!pulled.ok()) return Fail(pulled, absl::StrCat("pull at clock ", worker.clock()));
     sampler.Next(batch, &x, &labels);
-    std::vector<std::pair<size_t, absl::Span<const float>>> held;  // without overlap
-    absl::StatusOr<double> loss = mlp->Train(x, labels, [&](size_t t, absl::Span<const float> g) {
+    std::vector<size_t> held;  // without overlap
+    absl::StatusOr<double> loss = model.Train(x, labels, [&](size_t t) {
       if (overlap) {
-        worker.Push(static_cast<uint32_t>(t), g);
+        model.Push(worker, t);
       } else {
-        held.emplace_back(t, g);  // the model keeps its gradients until the next Train
+        held.push_back(t);  // the model keeps its gradients until the next Train
       }
     });
     if (!loss.ok()) return Fail(loss.status(), "train");
-    for (const auto& [t, g] : held) worker.Push(static_cast<uint32_t>(t), g);
-    IterationInfo info{*loss, static_cast<uint32_t>(batch), mlp->last_backward_ms()};
+    for (size_t t : held) model.Push(worker, t);
+    IterationInfo info{*loss, static_cast<uint32_t>(batch), model.last_backward_ms()};
     absl::Status clocked = worker.Clock(info);
     if (!clocked.ok()) return Fail(clocked, absl::StrCat("clock ", worker.clock()));
     progress->Iteration(worker.last_iteration(), *loss, static_cast<uint32_t>(batch));
     if (progress->Due(worker.clock())) {
-      const double accuracy = evaluates ? mlp->Accuracy(test->images, test->labels).value_or(-1) : -1;
+      const double accuracy =
+          evaluates ? model.Accuracy(test->images, test->labels).value_or(-1) : -1;
       progress->Log(worker.clock(), accuracy, worker.PlanSummary());
     }
   }
@@ -305,10 +316,10 @@ int TrainMnist() {
       if (!clocked.ok()) return Fail(clocked, "final clocks");
     }
   }
-  absl::Status pulled = PullAll(worker, *mlp);
+  absl::Status pulled = PullAll(worker, model);
   if (!pulled.ok()) return Fail(pulled, "final pull");
-  const double accuracy = mlp->Accuracy(test->images, test->labels).value_or(0);
-  const double test_loss = mlp->Loss(test->images, test->labels).value_or(0);
+  const double accuracy = model.Accuracy(test->images, test->labels).value_or(0);
+  const double test_loss = model.Loss(test->images, test->labels).value_or(0);
   return Finish(progress->Result(accuracy, test_loss));
 }
 

@@ -62,6 +62,23 @@ class Scratch {
   void* stream_;
 };
 
+// For kernels that add into a small struct of totals: copies *totals to
+// the device, runs launch(device_totals) (a launch's error code), copies
+// them back into *totals and synchronizes `stream`.
+template <typename T, typename Launch>
+int WithTotals(T* totals, void* stream, Launch launch) {
+  int error = 0;
+  Scratch device(sizeof(T), stream, &error);
+  if (error != 0) return error;
+  const cudaStream_t s = S(stream);
+  if ((error = cudaMemcpyAsync(device.as<void>(), totals, sizeof(T), cudaMemcpyHostToDevice, s)) ||
+      (error = launch(device.as<T>())) ||
+      (error = cudaMemcpyAsync(totals, device.as<void>(), sizeof(T), cudaMemcpyDeviceToHost, s))) {
+    return error;
+  }
+  return static_cast<int>(cudaStreamSynchronize(s));
+}
+
 }  // namespace launch
 }  // namespace cuda
 }  // namespace leeway

@@ -65,19 +65,10 @@ int CheckSparseInput(float momentum, const float* velocity, const float* g,
                      const float* r, size_t n, void* stream, InputCheck* host_out) {
   CheckTotals totals = {0.0, 0.0, ULLONG_MAX};
   if (n > 0) {
-    int error = 0;
-    launch::Scratch device(sizeof(CheckTotals), stream, &error);
+    const int error = launch::WithTotals(&totals, stream, [&](CheckTotals* device) {
+      return launch::Over(n, stream, CheckKernel, momentum, velocity, g, r, n, device);
+    });
     if (error != 0) return error;
-    const cudaStream_t s = launch::S(stream);
-    if ((error = cudaMemcpyAsync(device.as<void>(), &totals, sizeof(totals),
-                                 cudaMemcpyHostToDevice, s)) ||
-        (error = launch::Over(n, stream, CheckKernel, momentum, velocity, g, r, n,
-                              device.as<CheckTotals>())) ||
-        (error = cudaMemcpyAsync(&totals, device.as<void>(), sizeof(totals),
-                                 cudaMemcpyDeviceToHost, s)) ||
-        (error = cudaStreamSynchronize(s))) {
-      return error;
-    }
   }
   host_out->finite = totals.first_bad == ULLONG_MAX;
   host_out->first_bad = host_out->finite ? 0 : totals.first_bad;

@@ -10,9 +10,11 @@ load("@local_cuda//:defs.bzl", "CUDA_AVAILABLE", "NVCC")
 
 CUDA_ARCHS = ["80", "90"]
 
-def cuda_library(name, srcs, hdrs = [], deps = [], nvcc_hdrs = [], nvcc_flags = [], **kwargs):
+def cuda_library(name, srcs, hdrs = [], deps = [], nvcc_hdrs = [], nvcc_flags = [],
+                 cuda_linkopts = [], **kwargs):
     """nvcc_hdrs: headers of other targets the .cu files include (nvcc runs
-    in a genrule, which sees only what it lists); nvcc_flags: extra flags."""
+    in a genrule, which sees only what it lists); nvcc_flags: extra flags;
+    cuda_linkopts: link options where the toolkit exists (e.g. -lcublas)."""
     if not CUDA_AVAILABLE:
         native.cc_library(name = name, hdrs = hdrs, deps = deps, **kwargs)
         return
@@ -41,6 +43,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], nvcc_hdrs = [], nvcc_flags = 
         srcs = objs,
         hdrs = hdrs,
         deps = deps + ["@local_cuda//:cudart"],
+        linkopts = cuda_linkopts,
         defines = ["LEEWAY_HAVE_CUDA=1"],
         linkstatic = True,
         **kwargs
