@@ -2,7 +2,8 @@
 # The checks that need a GPU, as one script for a machine that has one
 # (the device tool's runs): the CUDA parity tests (codecs, device memory,
 # the worker's device compressor; the end-to-end device run when
-# data/mnist is there), the GPU codec benchmark, and ResNet-50's profile
+# data/mnist is there), the GPU codec and worker compression benchmarks
+# (against a device-to-device copy), and ResNet-50's profile
 # on loopback with gradients in host and then in device memory (SSP 2,
 # adaptive compression, top-k pulls), whose comm_share figures compare
 # compression on the CPU with compression on the GPU.
@@ -24,6 +25,7 @@ bazel test -c opt --test_output=all "${args[@]}" "${targets[@]}" 2>&1 |
   grep -E "PASSED|FAILED|skipped|test cases|assertions|kernels run on|leeway launch"
 status=${PIPESTATUS[0]}
 bazel run -c opt //bench:kernels_gpu_bench -- --sizes=1048576,16777216,67108864 2>/dev/null
+bazel run -c opt //bench:compressor_gpu_bench -- --sizes=1048576,16777216 2>/dev/null
 bazel build -c opt //cli:leeway //coordinator:leeway-coordinator //server:leeway-server \
   //worker:leeway-worker >/dev/null 2>&1 || exit 1
 for gradients in host device; do

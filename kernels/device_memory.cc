@@ -61,6 +61,12 @@ absl::Status CopyToHost(void* host_dst, const void* device_src, size_t bytes, vo
   return CudaStatus(cuda::CopyToHost(host_dst, device_src, bytes, stream), "copy to host");
 }
 
+absl::Status CopyOnDevice(void* device_dst, const void* device_src, size_t bytes,
+                          void* stream) {
+  if (UsableGpus() == 0) return NoGpu();
+  return CudaStatus(cuda::CopyOnDevice(device_dst, device_src, bytes, stream), "device copy");
+}
+
 #else  // !LEEWAY_HAVE_CUDA
 
 namespace {
@@ -81,6 +87,7 @@ DeviceStream::~DeviceStream() = default;
 
 absl::Status CopyToDevice(void*, const void*, size_t, void*) { return NoCuda(); }
 absl::Status CopyToHost(void*, const void*, size_t, void*) { return NoCuda(); }
+absl::Status CopyOnDevice(void*, const void*, size_t, void*) { return NoCuda(); }
 
 #endif  // LEEWAY_HAVE_CUDA
 

@@ -70,6 +70,7 @@ class DeviceStream {
 
 absl::Status CopyToDevice(void* device_dst, const void* host_src, size_t bytes, void* stream);
 absl::Status CopyToHost(void* host_dst, const void* device_src, size_t bytes, void* stream);
+absl::Status CopyOnDevice(void* device_dst, const void* device_src, size_t bytes, void* stream);
 
 }  // namespace leeway
 

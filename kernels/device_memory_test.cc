@@ -24,6 +24,8 @@ TEST_CASE("without a GPU device memory refuses, and says why") {
   CHECK(CopyToDevice(&x, &x, sizeof(x), nullptr).code() ==
         absl::StatusCode::kFailedPrecondition);
   CHECK(CopyToHost(&x, &x, sizeof(x), nullptr).code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(CopyOnDevice(&x, &x, sizeof(x), nullptr).code() ==
+        absl::StatusCode::kFailedPrecondition);
   CHECK(CudaStatus(0, "nothing").ok());
   CHECK(CudaStatus(2, "allocation").code() == absl::StatusCode::kInternal);
 }
@@ -42,8 +44,13 @@ TEST_CASE("data makes the round trip through device memory on a stream of its ow
               .ok());
   DeviceBuffer moved = std::move(buffer);
   CHECK(buffer.as<void>() == nullptr);  // NOLINT: moved-from is empty by contract
+  DeviceBuffer copy(sizeof(float) * host.size(), stream->get());
+  REQUIRE(copy.status().ok());
+  REQUIRE(CopyOnDevice(copy.as<void>(), moved.as<void>(), sizeof(float) * host.size(),
+                       stream->get())
+              .ok());
   std::vector<float> back(host.size());
-  REQUIRE(CopyToHost(back.data(), moved.as<void>(), sizeof(float) * back.size(), stream->get())
+  REQUIRE(CopyToHost(back.data(), copy.as<void>(), sizeof(float) * back.size(), stream->get())
               .ok());
   CHECK(back == host);
   DeviceStream other = *std::move(stream);
