@@ -2,7 +2,9 @@
 # Every shared library the binaries load directly (their NEEDED entries)
 # comes from a Debian package that the Dockerfile's runtime stage installs,
 # or from one that debian:12-slim already has. A new dependency that the
-# image would lack fails here, not in a pod.
+# image would lack fails here, not in a pod. Libraries of the CUDA toolkit
+# (a build where nvcc exists links libcudart and libcublas) are no Debian
+# package's: a CUDA base image provides them, so they are named and passed.
 #   runtime_libs_test.sh Dockerfile BINARY...
 set -euo pipefail
 dockerfile=$1
@@ -16,6 +18,11 @@ for bin in "$@"; do
   for lib in $(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     path=$("$ldconfig" -p | awk -v l="$lib" '$1 == l && /x86-64/ && !found {print $NF; found = 1}')
     [ -n "$path" ] || { echo "$(basename "$bin"): $lib not found on this machine"; missing=1; continue; }
+    case "$(readlink -f "$path")" in
+      "${CUDA_PATH:-/usr/local/cuda}"/* | /usr/local/cuda*/*)
+        echo "$(basename "$bin"): $lib is the CUDA toolkit's (a CUDA base image provides it)"
+        continue ;;
+    esac
     pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null || dpkg -S "$path" 2>/dev/null || true)
     pkg=${pkg%%:*}
     if [ -z "$pkg" ]; then
