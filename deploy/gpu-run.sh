@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 root=$(mktemp -d)
 tar -C "$root" -xJf .gpu-bundle/bundle.tar.xz || exit 1
 out=${OUT:-$root/out}
-mkdir -p "$out"
+mkdir -p "$out" "$root/runs"
 # CUDA's runtime and cuBLAS: the toolkit's, or the Python wheels'.
 cublas=$(find /usr/local /usr/lib /opt -name 'libcublas.so.13*' 2>/dev/null | head -1)
 cudart=$(find /usr/local /usr/lib /opt -name 'libcudart.so.13*' 2>/dev/null | head -1)
@@ -57,7 +57,8 @@ if command -v ip >/dev/null && command -v tc >/dev/null && [[ $(id -u) -eq 0 ]];
   timeout 240 bench/netlab/netlab.sh run --rate 1gbit -- "$root/bin/bench/comm_study" \
     --netns=lw --bin_dir="$root/bin" --work_dir="$root/study" --workload=resnet50 \
     --gpu_ms=100 --clocks=16 --configs=bsp-none,ssp2-adaptive+pulls --speeds=equal \
-    --overlap=on --gradients=device 2>&1 | grep -E "^equal|^\|" | tail -12
+    --overlap=on --gradients=device >"$root/study.log" 2>&1
+  grep -E "^equal|^\|" "$root/study.log" | tail -12 || tail -8 "$root/study.log"
 else
   echo "=== netlab skipped: needs root, ip and tc"
 fi
