@@ -28,9 +28,20 @@ class EmulatedGpu {
 };
 
 // Where a profile run keeps gradients and parameters: host vectors, or
-// device buffers (with the pool uploaded) on a stream of their own.
+// device buffers (with the pool uploaded) on a stream of their own. Its
+// pushes and pulls read and write them until their tickets are done: the
+// destructor waits for the ones still out (a run that stops on an error
+// leaves some), and Settled() forgets those an iteration saw done.
 class ProfileMemory {
  public:
+  ProfileMemory() = default;
+  ProfileMemory(ProfileMemory&&) = default;
+  ProfileMemory& operator=(ProfileMemory&&) = default;
+  ~ProfileMemory() {
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    for (const Ticket& t : out_) t.Wait(deadline).IgnoreError();
+  }
+
   static absl::StatusOr<ProfileMemory> Create(bool device, const std::vector<ProfileTensor>& tensors,
                                               const GradientPool& pool) {
     ProfileMemory m;
@@ -56,27 +67,36 @@ class ProfileMemory {
 
   Ticket Pull(Worker& worker, uint32_t layer) {
     if (host_params_.empty()) {
-      return worker.PullDevice(layer, device_params_[layer].as<float>(), stream_.get());
+      return Out(worker.PullDevice(layer, device_params_[layer].as<float>(), stream_.get()));
     }
-    return worker.Pull(layer, absl::MakeSpan(host_params_[layer]));
+    return Out(worker.Pull(layer, absl::MakeSpan(host_params_[layer])));
   }
 
   // `gradient`: a span the pool drew.
   Ticket Push(Worker& worker, uint32_t layer, absl::Span<const float> gradient) {
     if (host_params_.empty()) {
       const float* at = device_pool_.as<float>() + (gradient.data() - pool_.data());
-      return worker.PushDevice(layer, at, stream_.get());
+      return Out(worker.PushDevice(layer, at, stream_.get()));
     }
-    return worker.Push(layer, gradient);
+    return Out(worker.Push(layer, gradient));
   }
 
+  // After a clock that waited for everything it issued.
+  void Settled() { out_.clear(); }
+
  private:
+  Ticket Out(Ticket ticket) {
+    out_.push_back(ticket);
+    return ticket;
+  }
+
   absl::Span<const float> pool_;
   std::vector<std::vector<float>> host_params_;
   // Declared before the buffers: destroyed after them.
   DeviceStream stream_;
   DeviceBuffer device_pool_;
   std::vector<DeviceBuffer> device_params_;
+  std::vector<Ticket> out_;  // issued and not seen settled: the destructor waits
 };
 
 }  // namespace
@@ -144,6 +164,7 @@ absl::Status RunProfile(Worker& worker, const ProfileOptions& o, Progress& progr
       return absl::Status(clocked.code(),
                           absl::StrCat("clock ", clock, ": ", clocked.message()));
     }
+    memory->Settled();
     progress.Iteration(worker.last_iteration(), 0, o.batch);
     if (progress.Due(worker.clock())) progress.Log(worker.clock(), -1, worker.PlanSummary());
   }
