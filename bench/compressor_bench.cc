@@ -12,14 +12,12 @@
 //   bazel run -c opt //bench:compressor_bench -- --sizes=1048576,16777216
 #include <cstdio>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
+#include "bench/compressor_inputs.h"
 #include "bench/timing.h"
 #include "kernels/codec.h"
 #include "worker/layer_compressor.h"
@@ -31,12 +29,6 @@ ABSL_FLAG(int, gradients, 4, "distinct gradients the compress calls take in turn
 namespace leeway {
 namespace {
 
-struct Row {
-  const char* name;
-  CodecId codec;
-  float density;
-};
-
 int Run() {
   const int repeats = absl::GetFlag(FLAGS_repeats);
   const int gradients = absl::GetFlag(FLAGS_gradients);
@@ -47,31 +39,19 @@ int Run() {
   std::printf("| elements | codec | compress ms | memcpy / compress | "
               "compress time / bare encode time | bare encode ms | memcpy ms |\n"
               "|---:|---|---:|---:|---:|---:|---:|\n");
-  for (absl::string_view text : absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',')) {
-    size_t n = 0;
-    if (!absl::SimpleAtoi(text, &n) || n == 0 || n > (size_t{1} << 31)) {
-      std::fprintf(stderr, "bad size %s\n", std::string(text).c_str());
-      return 1;
-    }
-    std::vector<std::vector<float>> steps(gradients, std::vector<float>(n));
+  absl::StatusOr<std::vector<size_t>> sizes = LayerSizes(absl::GetFlag(FLAGS_sizes));
+  if (!sizes.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(sizes.status().message()).c_str());
+    return 1;
+  }
+  for (size_t n : *sizes) {
+    const std::vector<std::vector<float>> steps = StepGradients(n, gradients);
     std::vector<float> copy(n), residual(n, 0.0f);
-    std::mt19937 rng(1);
-    std::normal_distribution<float> normal(0.0f, 0.01f);
-    for (auto& step : steps) {
-      for (float& x : step) x = normal(rng);
-    }
     const std::vector<float>& g = steps[0];
     auto copy_once = [&] { std::memcpy(copy.data(), g.data(), 4 * n); };
     copy_once();
-    for (const Row& row : {Row{"topk0.1%", CodecId::kTopK, 0.001f},
-                           Row{"topk1%", CodecId::kTopK, 0.01f},
-                           Row{"int8", CodecId::kInt8, 1.0f},
-                           Row{"fp16", CodecId::kFp16, 1.0f},
-                           Row{"none", CodecId::kNone, 1.0f}}) {
-      CodecParams params;
-      params.codec = row.codec;
-      params.density = row.density;
-      params.threads = 1;
+    for (const CompressorPlan& row : CompressorPlans()) {
+      const CodecParams params = row.params();
       absl::StatusOr<LayerCompressor> layer = LayerCompressor::Create(
           n, {ChunkSlice{0, 0, static_cast<uint32_t>(n)}}, 0.9f);
       if (!layer.ok()) return 1;

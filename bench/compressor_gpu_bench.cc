@@ -10,14 +10,12 @@
 //
 //   bazel run -c opt //bench:compressor_gpu_bench -- --sizes=1048576,16777216
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
+#include "bench/compressor_inputs.h"
 #include "bench/timing.h"
 #include "kernels/codec.h"
 #include "kernels/codec_cuda.h"
@@ -32,12 +30,6 @@ ABSL_FLAG(int, gradients, 4, "distinct gradients the compress calls take in turn
 namespace leeway {
 namespace {
 
-struct Row {
-  const char* name;
-  CodecId codec;
-  float density;
-};
-
 int Run() {
   if (!DeviceCodecsAvailable()) {
     std::printf("compressor_gpu_bench: no usable GPU (or a build without CUDA): skipped\n");
@@ -51,18 +43,15 @@ int Run() {
   std::printf("| elements | codec | device compress ms | d2d copy / compress | "
               "host compress ms (1 thread) | host / device | d2d copy ms |\n"
               "|---:|---|---:|---:|---:|---:|---:|\n");
-  for (absl::string_view text : absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',')) {
-    size_t n = 0;
-    if (!absl::SimpleAtoi(text, &n) || n == 0 || n > (size_t{1} << 31)) {
-      std::fprintf(stderr, "bad size %s\n", std::string(text).c_str());
-      return 1;
-    }
-    std::vector<std::vector<float>> steps(gradients, std::vector<float>(n));
+  absl::StatusOr<std::vector<size_t>> sizes = LayerSizes(absl::GetFlag(FLAGS_sizes));
+  if (!sizes.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(sizes.status().message()).c_str());
+    return 1;
+  }
+  for (size_t n : *sizes) {
+    const std::vector<std::vector<float>> steps = StepGradients(n, gradients);
     std::vector<DeviceBuffer> device_steps;
-    std::mt19937 rng(1);
-    std::normal_distribution<float> normal(0.0f, 0.01f);
-    for (auto& step : steps) {
-      for (float& x : step) x = normal(rng);
+    for (const auto& step : steps) {
       device_steps.emplace_back(sizeof(float) * n, s);
       if (!device_steps.back().status().ok() ||
           !CopyToDevice(device_steps.back().as<void>(), step.data(), sizeof(float) * n, s)
@@ -78,15 +67,8 @@ int Run() {
           .IgnoreError();
     };
     const std::vector<ChunkSlice> chunks = {ChunkSlice{0, 0, static_cast<uint32_t>(n)}};
-    for (const Row& row : {Row{"topk0.1%", CodecId::kTopK, 0.001f},
-                           Row{"topk1%", CodecId::kTopK, 0.01f},
-                           Row{"int8", CodecId::kInt8, 1.0f},
-                           Row{"fp16", CodecId::kFp16, 1.0f},
-                           Row{"none", CodecId::kNone, 1.0f}}) {
-      CodecParams params;
-      params.codec = row.codec;
-      params.density = row.density;
-      params.threads = 1;
+    for (const CompressorPlan& row : CompressorPlans()) {
+      const CodecParams params = row.params();
       auto device = DeviceLayerCompressor::Create(n, chunks, 0.9f);
       auto host = LayerCompressor::Create(n, chunks, 0.9f);
       if (!device.ok() || !host.ok()) return 1;
