@@ -52,13 +52,12 @@ int Run() {
     const std::vector<std::vector<float>> steps = StepGradients(n, gradients);
     std::vector<DeviceBuffer> device_steps;
     for (const auto& step : steps) {
-      device_steps.emplace_back(sizeof(float) * n, s);
-      if (!device_steps.back().status().ok() ||
-          !CopyToDevice(device_steps.back().as<void>(), step.data(), sizeof(float) * n, s)
-               .ok()) {
-        std::fprintf(stderr, "device allocation failed\n");
+      absl::StatusOr<DeviceBuffer> uploaded = UploadFloats(step, s);
+      if (!uploaded.ok()) {
+        std::fprintf(stderr, "%s\n", uploaded.status().ToString().c_str());
         return 1;
       }
+      device_steps.push_back(*std::move(uploaded));
     }
     DeviceBuffer copy(sizeof(float) * n, s);
     if (!copy.status().ok()) return 1;

@@ -24,10 +24,9 @@ export LD_LIBRARY_PATH="$root/lib:$cuda_libs:/usr/local/cuda/lib64:${LD_LIBRARY_
 export UCX_MODULE_DIR="$root/lib/ucx"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 status=0
-for t in kernels/gpu_test kernels/codec_cuda_test kernels/device_memory_test \
-  worker/device_layer_compressor_test worker/device_mlp_test; do
-  echo "=== $t"
-  "$root/bin/$t" >"$out/${t##*/}.log" 2>&1
+for t in "$root"/bin/*/*_test; do
+  echo "=== ${t#"$root"/bin/}"
+  "$t" >"$out/${t##*/}.log" 2>&1
   rc=$?
   grep -E "test cases|assertions|skipped|FAILED|kernels run on" "$out/${t##*/}.log" | head -20
   [[ $rc -eq 0 ]] || status=1

@@ -117,4 +117,21 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   return *this;
 }
 
+absl::StatusOr<DeviceBuffer> UploadFloats(absl::Span<const float> host, void* stream) {
+  DeviceBuffer buffer(sizeof(float) * host.size(), stream);
+  if (!buffer.status().ok()) return buffer.status();
+  absl::Status copied =
+      CopyToDevice(buffer.as<void>(), host.data(), sizeof(float) * host.size(), stream);
+  if (!copied.ok()) return copied;
+  return buffer;
+}
+
+absl::StatusOr<std::vector<float>> DownloadFloats(const DeviceBuffer& buffer, size_t n,
+                                                  void* stream) {
+  std::vector<float> host(n);
+  absl::Status copied = CopyToHost(host.data(), buffer.as<void>(), sizeof(float) * n, stream);
+  if (!copied.ok()) return copied;
+  return host;
+}
+
 }  // namespace leeway

@@ -11,9 +11,11 @@
 #define LEEWAY_KERNELS_DEVICE_MEMORY_H_
 
 #include <cstddef>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 
 namespace leeway {
 
@@ -71,6 +73,12 @@ class DeviceStream {
 absl::Status CopyToDevice(void* device_dst, const void* host_src, size_t bytes, void* stream);
 absl::Status CopyToHost(void* host_dst, const void* device_src, size_t bytes, void* stream);
 absl::Status CopyOnDevice(void* device_dst, const void* device_src, size_t bytes, void* stream);
+
+// A new buffer holding `host` (allocated and filled in `stream`'s order).
+absl::StatusOr<DeviceBuffer> UploadFloats(absl::Span<const float> host, void* stream);
+// The first n floats of `buffer`, in host memory.
+absl::StatusOr<std::vector<float>> DownloadFloats(const DeviceBuffer& buffer, size_t n,
+                                                  void* stream);
 
 }  // namespace leeway
 

@@ -26,6 +26,8 @@ TEST_CASE("without a GPU device memory refuses, and says why") {
   CHECK(CopyToHost(&x, &x, sizeof(x), nullptr).code() == absl::StatusCode::kFailedPrecondition);
   CHECK(CopyOnDevice(&x, &x, sizeof(x), nullptr).code() ==
         absl::StatusCode::kFailedPrecondition);
+  CHECK(UploadFloats(std::vector<float>{1.0f}, nullptr).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
   CHECK(CudaStatus(0, "nothing").ok());
   CHECK(CudaStatus(2, "allocation").code() == absl::StatusCode::kInternal);
 }
@@ -53,6 +55,11 @@ TEST_CASE("data makes the round trip through device memory on a stream of its ow
   REQUIRE(CopyToHost(back.data(), copy.as<void>(), sizeof(float) * back.size(), stream->get())
               .ok());
   CHECK(back == host);
+  auto uploaded = UploadFloats(host, stream->get());
+  REQUIRE(uploaded.ok());
+  auto downloaded = DownloadFloats(*uploaded, host.size(), stream->get());
+  REQUIRE(downloaded.ok());
+  CHECK(*downloaded == host);
   DeviceStream other = *std::move(stream);
   CHECK(other.get() != nullptr);
 }

@@ -6,6 +6,7 @@
 #include "kernels/codec_cuda.h"
 
 #if LEEWAY_HAVE_CUDA
+#include "kernels/cuda/codec_kernels.h"
 #include "kernels/cuda/sparse_input_kernels.h"
 #endif
 
@@ -55,9 +56,7 @@ absl::StatusOr<std::unique_ptr<DeviceLayerCompressor>> DeviceLayerCompressor::Cr
   }
   // The allocations and zeroes are in the default stream's order; the
   // pushes come on the caller's streams.
-  float probe = 0;
-  absl::Status synced = CopyToHost(&probe, layer->residual_.as<float>(), sizeof(float), nullptr);
-  if (!synced.ok()) return synced;
+  LEEWAY_CUDA_OR_RETURN(cuda::Synchronize(nullptr), "zero");
   return layer;
 }
 
@@ -159,26 +158,13 @@ absl::StatusOr<double> DeviceLayerCompressor::ResidualSumOfSquares(void* stream)
   return check.gradient;
 }
 
-namespace {
-
-absl::StatusOr<std::vector<float>> HostCopy(const DeviceBuffer& buffer, uint64_t elements,
-                                            void* stream) {
-  std::vector<float> host(elements, 0.0f);
-  if (buffer.as<void>() == nullptr) return host;  // never allocated: zero
-  absl::Status copied =
-      CopyToHost(host.data(), buffer.as<void>(), sizeof(float) * elements, stream);
-  if (!copied.ok()) return copied;
-  return host;
-}
-
-}  // namespace
-
 absl::StatusOr<std::vector<float>> DeviceLayerCompressor::Residual(void* stream) const {
-  return HostCopy(residual_, elements_, stream);
+  return DownloadFloats(residual_, elements_, stream);
 }
 
 absl::StatusOr<std::vector<float>> DeviceLayerCompressor::Momentum(void* stream) const {
-  return HostCopy(velocity_, elements_, stream);
+  if (velocity_.as<void>() == nullptr) return std::vector<float>(elements_, 0.0f);  // momentum 0
+  return DownloadFloats(velocity_, elements_, stream);
 }
 
 #else  // !LEEWAY_HAVE_CUDA

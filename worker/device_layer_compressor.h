@@ -52,8 +52,6 @@ class DeviceLayerCompressor {
   absl::StatusOr<std::vector<float>> Residual(void* stream) const;
   absl::StatusOr<std::vector<float>> Momentum(void* stream) const;
 
-  const std::vector<ChunkSlice>& chunks() const { return chunks_; }
-
  private:
   DeviceLayerCompressor(uint64_t elements, std::vector<ChunkSlice> chunks, float momentum);
 

@@ -38,9 +38,10 @@ TEST_CASE("without a GPU the device compressor refuses, and says why") {
 // The gradient, uploaded; freed at scope exit.
 struct DeviceGradient {
   DeviceBuffer buffer;
-  explicit DeviceGradient(const std::vector<float>& g) : buffer(sizeof(float) * g.size(), nullptr) {
-    REQUIRE(buffer.status().ok());
-    REQUIRE(CopyToDevice(buffer.as<void>(), g.data(), sizeof(float) * g.size(), nullptr).ok());
+  explicit DeviceGradient(const std::vector<float>& g) {
+    auto uploaded = UploadFloats(g, nullptr);
+    REQUIRE(uploaded.ok());
+    buffer = *std::move(uploaded);
   }
   const float* p() const { return buffer.as<float>(); }
 };

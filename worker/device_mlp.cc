@@ -86,27 +86,14 @@ absl::Status DeviceMlp::SetParams(size_t tensor, absl::Span<const float> values)
                       stream_.get());
 }
 
-namespace {
-
-absl::StatusOr<std::vector<float>> HostCopy(const DeviceBuffer& buffer, size_t elements,
-                                            void* stream) {
-  std::vector<float> host(elements);
-  absl::Status copied =
-      CopyToHost(host.data(), buffer.as<void>(), sizeof(float) * elements, stream);
-  if (!copied.ok()) return copied;
-  return host;
-}
-
-}  // namespace
-
 absl::StatusOr<std::vector<float>> DeviceMlp::Params(size_t tensor) const {
   if (tensor >= tensors().size()) return absl::InvalidArgumentError("no such tensor");
-  return HostCopy(params_[tensor], tensors()[tensor].elements, stream_.get());
+  return DownloadFloats(params_[tensor], tensors()[tensor].elements, stream_.get());
 }
 
 absl::StatusOr<std::vector<float>> DeviceMlp::Gradient(size_t tensor) const {
   if (tensor >= tensors().size()) return absl::InvalidArgumentError("no such tensor");
-  return HostCopy(grads_[tensor], tensors()[tensor].elements, stream_.get());
+  return DownloadFloats(grads_[tensor], tensors()[tensor].elements, stream_.get());
 }
 
 absl::StatusOr<const float*> DeviceMlp::Forward(absl::Span<const float> x,

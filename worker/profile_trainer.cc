@@ -53,11 +53,9 @@ class ProfileMemory {
     auto stream = DeviceStream::Create();
     if (!stream.ok()) return stream.status();
     m.stream_ = *std::move(stream);
-    m.device_pool_ = DeviceBuffer(sizeof(float) * m.pool_.size(), m.stream_.get());
-    if (!m.device_pool_.status().ok()) return m.device_pool_.status();
-    absl::Status copied = CopyToDevice(m.device_pool_.as<void>(), m.pool_.data(),
-                                       sizeof(float) * m.pool_.size(), m.stream_.get());
-    if (!copied.ok()) return copied;
+    absl::StatusOr<DeviceBuffer> uploaded = UploadFloats(m.pool_, m.stream_.get());
+    if (!uploaded.ok()) return uploaded.status();
+    m.device_pool_ = *std::move(uploaded);
     for (const ProfileTensor& t : tensors) {
       m.device_params_.emplace_back(sizeof(float) * t.elements(), m.stream_.get());
       if (!m.device_params_.back().status().ok()) return m.device_params_.back().status();

@@ -253,17 +253,12 @@ int DestroyStream(Stream stream) { return static_cast<int>(cudaStreamDestroy(S(s
 
 int CheckFinite(const float* g, const float* r, size_t n, Stream stream,
                 bool* host_finite) {
-  int error = 0;
-  Scratch bad(sizeof(int), stream, &error);
+  int bad = 0;
+  const int error = launch::WithTotals(&bad, stream, [&](int* device_bad) {
+    return launch::Over(n, stream, CheckKernel, g, r, n, device_bad);
+  });
   if (error != 0) return error;
-  if ((error = static_cast<int>(cudaMemsetAsync(bad.as<int>(), 0, sizeof(int), S(stream))))) {
-    return error;
-  }
-  CheckKernel<<<Grid(n), kThreads, 0, S(stream)>>>(g, r, n, bad.as<int>());
-  if ((error = Launched())) return error;
-  int flag = 0;
-  if ((error = CopyToHost(&flag, bad.as<int>(), sizeof(int), stream))) return error;
-  *host_finite = flag == 0;
+  *host_finite = bad == 0;
   return 0;
 }
 
@@ -314,18 +309,11 @@ int SampleKeys(const float* g, const float* r, size_t n, size_t m,
 int GatherAtLeast(const float* g, float* r, size_t n, uint32_t key,
                   size_t cap, uint32_t* candidates, size_t* host_count,
                   Stream stream) {
-  int error = 0;
-  Scratch count(sizeof(unsigned long long), stream, &error);
-  if (error != 0) return error;
-  if ((error = static_cast<int>(cudaMemsetAsync(count.as<void>(), 0,
-                                                sizeof(unsigned long long), S(stream))))) {
-    return error;
-  }
-  GatherKernel<<<Grid(n), kThreads, 0, S(stream)>>>(g, r, n, key, cap, candidates,
-                                                    count.as<unsigned long long>());
-  if ((error = Launched())) return error;
   unsigned long long total = 0;
-  if ((error = CopyToHost(&total, count.as<void>(), sizeof(total), stream))) return error;
+  const int error = launch::WithTotals(&total, stream, [&](unsigned long long* count) {
+    return launch::Over(n, stream, GatherKernel, g, r, n, key, cap, candidates, count);
+  });
+  if (error != 0) return error;
   *host_count = static_cast<size_t>(total);
   return 0;
 }
