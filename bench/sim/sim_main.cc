@@ -173,21 +173,22 @@ double PullBytes(Pulls pulls, int workers) {
   return 4;
 }
 
-// With top-k pulls a server publishes each chunk once a clock. The model's
-// servers know per-push costs, so it is spread over the clock's `workers`
-// pushes.
-double PublishPerPush(int workers) { return kRead.publish_s / std::max(1, workers); }
-
-// The server's CPU per pull and element: top-k pulls read the published
-// copy; otherwise the sparse share's chunks send deltas and the dense
-// share's the whole chunk after the scan. A later pull of the same chunk
-// and clock reuses the reply the first one built (Chunk::Read).
+// The server's CPU per pull and element for the first pull of a chunk and
+// clock: with top-k pulls it publishes the chunk (under the chunk's
+// exclusive lock, as Chunk::Read does) and reads the published copy;
+// otherwise the sparse share's chunks send deltas and the dense share's the
+// whole chunk after the scan.
 double ReadPerPull(Pulls pulls, double sparse_share) {
-  if (pulls == Pulls::kTopK) return kRead.served_s;
+  if (pulls == Pulls::kTopK) return kRead.served_s + kRead.publish_s;
   return sparse_share * kRead.delta_s + (1 - sparse_share) * kRead.after_dense_s;
 }
+// A later pull of the same chunk and clock reuses the reply the first one
+// built (Chunk::Read); without reuse it reads again, but never publishes
+// twice.
 double RereadPerPull(Pulls pulls, double sparse_share) {
-  return absl::GetFlag(FLAGS_reused_replies) ? 0 : ReadPerPull(pulls, sparse_share);
+  if (absl::GetFlag(FLAGS_reused_replies)) return 0;
+  if (pulls == Pulls::kTopK) return kRead.served_s;
+  return ReadPerPull(pulls, sparse_share);
 }
 
 // The job a measured row describes: its consistency, speeds and pipelining,
@@ -217,7 +218,7 @@ Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double e
     j.dense_clocks = std::min(absl::GetFlag(FLAGS_adaptive_dense_clocks), j.clocks);
     j.dense.pull_bytes_per_element = PullBytes(topk_pulls ? Pulls::kTopK : Pulls::kDense, 0);
     j.dense.encode_s_per_element = kNone.encode_s;
-    j.dense.apply_s_per_element = kNone.apply_s + (topk_pulls ? PublishPerPush(t.workers) : 0);
+    j.dense.apply_s_per_element = kNone.apply_s;
     j.dense.read_s_per_element = ReadPerPull(topk_pulls ? Pulls::kTopK : Pulls::kDelta, 0);
     j.dense.reread_s_per_element = RereadPerPull(topk_pulls ? Pulls::kTopK : Pulls::kDelta, 0);
     const int measured = j.clocks - j.warmup_clocks;
@@ -248,9 +249,6 @@ Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double e
       codec == "adaptive" ? encode * absl::GetFlag(FLAGS_adaptive_encode_factor) : encode;
   j.encode_s_per_element = sparse * sparse_encode + (1 - sparse) * dense.encode_s;
   j.apply_s_per_element = sparse * kTopk.apply_s + (1 - sparse) * dense.apply_s;
-  // Every chunk of 4,096 elements or more publishes with top-k pulls, the
-  // dense-pushed ones too (all of the study's models' chunks but biases).
-  if (topk_pulls) j.apply_s_per_element += PublishPerPush(t.workers);
   j.read_s_per_element = ReadPerPull(topk_pulls ? Pulls::kTopK : Pulls::kDelta, sparse);
   j.reread_s_per_element = RereadPerPull(topk_pulls ? Pulls::kTopK : Pulls::kDelta, sparse);
   j.pull_bytes_per_element = std::max(0.0, total - j.push_bytes_per_element);
@@ -428,8 +426,7 @@ int Project() {
           j.push_bytes_per_element = config.push;
           j.pull_bytes_per_element = PullBytes(config.pulls, w);
           const int threads = absl::GetFlag(FLAGS_apply_threads);
-          j.apply_s_per_element =
-              (config.apply + (config.pulls == Pulls::kTopK ? PublishPerPush(w) : 0)) / threads;
+          j.apply_s_per_element = config.apply / threads;
           const double sparse = config.pulls == Pulls::kDense ? 0 : 1;
           j.read_s_per_element = ReadPerPull(config.pulls, sparse) / threads;
           j.reread_s_per_element = RereadPerPull(config.pulls, sparse) / threads;
