@@ -174,15 +174,42 @@ void Chunk::Publish(uint32_t clock) {
   // A publication is a version of its own: the copy changes even when no
   // push came since the last one (what was owed).
   ++version_;
+  const uint64_t previous = served_version_;
   const uint32_t stamp = StampFor(version_);
+  size_t changed = 0;  // selected[0, changed): the elements that differed
   for (uint32_t i : selected) {
     if (difference_[i] == 0.0f) continue;  // fewer than k elements differ
     served_[i] = params_[i];
     difference_[i] = 0.0f;
     --differ_;
     block_stamps_[i / block_elements_] = stamp;
+    selected[changed++] = i;
   }
   served_version_ = version_;
+  RememberPublication(previous, absl::MakeConstSpan(selected.data(), changed));
+}
+
+void Chunk::RememberPublication(uint64_t since, absl::Span<const uint32_t> changed) {
+  // Only a publication stamps the served copy's blocks, so the delta since
+  // the one before is exactly the blocks of `changed` (ascending): the
+  // stamps' scan in Read would find the same.
+  if (since < stamp_base_) return;
+  const size_t n = info_.elements;
+  std::vector<uint32_t> indices;
+  indices.reserve(changed.size());
+  uint64_t next_block_start = 0;  // elements below it are already taken
+  for (uint32_t i : changed) {
+    const uint64_t start = uint64_t{i} / block_elements_ * block_elements_;
+    if (start < next_block_start) continue;
+    next_block_start = std::min<uint64_t>(n, start + block_elements_);
+    for (uint64_t e = start; e < next_block_start; ++e) indices.push_back(uint32_t(e));
+  }
+  if (4 + 8 * indices.size() >= 4 * n) return;  // Read sends the dense chunk
+  std::vector<float> values(indices.size());
+  for (size_t j = 0; j < indices.size(); ++j) values[j] = served_[indices[j]];
+  auto body = std::make_shared<std::vector<uint8_t>>();
+  if (!EncodePairs(n, indices, values, body.get()).ok()) return;  // Read builds it
+  RememberReply(since, served_version_, std::move(body));
 }
 
 absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {

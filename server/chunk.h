@@ -30,7 +30,9 @@
 //   elements per clock however many workers pushed. The served copy then
 //   lags the parameters by that difference: every update from the clocks
 //   SSP guarantees is in the copy or still in the difference. Deltas stay
-//   exact with respect to the copy.
+//   exact with respect to the copy. A publication builds the reply to the
+//   pulls holding the copy before it from what it selected: those pulls
+//   (every worker's, each clock, when none falls behind) scan no stamps.
 // Thread-safe.
 #ifndef LEEWAY_SERVER_CHUNK_H_
 #define LEEWAY_SERVER_CHUNK_H_
@@ -130,6 +132,10 @@ class Chunk {
   }
   // Copies the elements of largest |params - served| into the served copy.
   void Publish(uint32_t clock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps the reply to pulls holding the served copy of version `since`
+  // (the publication before): the blocks of `changed`, no scan.
+  void RememberPublication(uint64_t since, absl::Span<const uint32_t> changed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The served copy set to the parameters: nothing differs.
   void ServeAll() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Everything changed at `version`: versions before it read dense.

@@ -320,6 +320,60 @@ TEST_CASE("publications on a large chunk send the exact top-k of what differs") 
   CHECK(chunk.Read(held, clock++)->form == PullReply::Form::kNotModified);
 }
 
+TEST_CASE("a publication's own reply matches the stamps' scan, blocks and all") {
+  // Two twins take the same pushes; the first's pulls hold the copy before
+  // each publication (the reply the publication built), the second's an
+  // older one (Read's scan). Both must reproduce the served copy, and with
+  // blocks of 8 the publication's reply carries whole blocks.
+  const uint32_t n = 20003;  // a short last block
+  for (uint32_t block : {1u, 8u}) {
+    INFO("block " << block);
+    ChunkOptions options;
+    options.block_elements = block;
+    options.pull_density = 0.01f;
+    Chunk chunk(Info(n), Sgd(0.1f), options);
+    REQUIRE(chunk.Initialize(Random(n, 1)).ok());
+    auto first = chunk.Read(kNoVersion, 0);
+    std::vector<float> copy(n), behind(n);
+    ApplyReply(*first, n, &copy);
+    behind = copy;
+    uint64_t held = first->version, held_behind = first->version;
+    for (uint32_t clock = 1; clock <= 6; ++clock) {
+      INFO("clock " << clock);
+      for (uint64_t w = 0; w < 4; ++w) {
+        REQUIRE(chunk.Apply(TopK(Random(n, 10 * clock + w), 0.01f)).ok());
+      }
+      std::vector<float> g(n, 0.0f);
+      g[n - 1] = 50.0f * clock;  // the short last block publishes every clock
+      REQUIRE(chunk.Apply(TopK(g, 0.0001f)).ok());
+      auto reply = chunk.Read(held, clock);
+      REQUIRE(reply.ok());
+      REQUIRE(reply->form == PullReply::Form::kDelta);
+      const std::vector<uint32_t> sent = DeltaIndices(*reply, n);
+      CHECK(sent.size() >= 200);
+      CHECK(std::count(sent.begin(), sent.end(), n - 1) == 1);
+      for (size_t j = 0; j < sent.size(); ++j) {
+        const uint32_t start = sent[j] / block * block;
+        // Every block is whole: its first element leads, the rest follow.
+        CHECK(sent[j - (sent[j] - start)] == start);
+      }
+      ApplyReply(*reply, n, &copy);
+      held = reply->version;
+      auto dense = chunk.Read(kNoVersion, clock);
+      std::vector<float> served(n);
+      ApplyReply(*dense, n, &served);
+      CHECK(copy == served);
+      if (clock % 2 == 0) {  // a puller two publications behind
+        auto late = chunk.Read(held_behind, clock);
+        REQUIRE(late.ok());
+        ApplyReply(*late, n, &behind);
+        held_behind = late->version;
+        CHECK(behind == served);
+      }
+    }
+  }
+}
+
 TEST_CASE("a pull density leaves small chunks exact and restarts from a restore") {
   ChunkOptions options;
   options.pull_density = 0.01f;

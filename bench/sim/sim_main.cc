@@ -44,6 +44,10 @@ ABSL_FLAG(double, adaptive_encode_factor, 1.0,
 ABSL_FLAG(bool, reused_replies, true,
           "the servers build a reply once for every pull naming the same versions (servers "
           "since 2026-12-04; --validate=false for tables measured before)");
+ABSL_FLAG(bool, published_replies, true,
+          "with top-k pulls a publication builds the reply for the pulls holding the copy "
+          "before it, so the clock's first pull scans no stamps (servers since 2026-12-07 "
+          "evening; --validate=false for tables measured before)");
 ABSL_FLAG(int, cores, 2,
           "--validate: CPU cores of the machine the study ran on, shared by all its processes "
           "(this VM: 2)");
@@ -175,11 +179,14 @@ double PullBytes(Pulls pulls, int workers) {
 
 // The server's CPU per pull and element for the first pull of a chunk and
 // clock: with top-k pulls it publishes the chunk (under the chunk's
-// exclusive lock, as Chunk::Read does) and reads the published copy;
+// exclusive lock, as Chunk::Read does), which builds the reply too (before
+// --published_replies the pull then scanned the stamps);
 // otherwise the sparse share's chunks send deltas and the dense share's the
 // whole chunk after the scan.
 double ReadPerPull(Pulls pulls, double sparse_share) {
-  if (pulls == Pulls::kTopK) return kRead.served_s + kRead.publish_s;
+  if (pulls == Pulls::kTopK) {
+    return kRead.publish_s + (absl::GetFlag(FLAGS_published_replies) ? 0 : kRead.served_s);
+  }
   return sparse_share * kRead.delta_s + (1 - sparse_share) * kRead.after_dense_s;
 }
 // A later pull of the same chunk and clock reuses the reply the first one
@@ -304,20 +311,23 @@ int Validate(const std::string& path) {
     encode = e;
     return predicted(*topk).samples_per_s - topk->samples_per_s;
   });
-  std::printf("Calibrated on %s: effective rate %.3f of %.2f Gbit/s (%s), encode %.2f ns "
-              "per element (bsp-topk), all processes sharing %d cores, %s, pulls in flight per "
-              "worker and server: %d (0: all), %s; every other row is a prediction.\n\n",
-              path.c_str(), factor, absl::GetFlag(FLAGS_nominal_gbps),
-              measured_share > 0 ? "measured, --link_share" : "bsp-none", encode * 1e9,
-              cluster.cores,
-              absl::GetFlag(FLAGS_reused_replies) ? "a reply built once for the pulls of a clock"
-                                                 : "every pull building its own reply",
-              cluster.pull_window,
-              cluster.fair_links
-                  ? absl::StrCat("links shared fairly, a connection at most ",
-                                 absl::GetFlag(FLAGS_flow_share), " of one")
-                        .c_str()
-                  : "FIFO links");
+  std::printf(
+      "Calibrated on %s: effective rate %.3f of %.2f Gbit/s (%s), encode %.2f ns "
+      "per element (bsp-topk), all processes sharing %d cores, %s, pulls in flight per "
+      "worker and server: %d (0: all), %s; every other row is a prediction.\n\n",
+      path.c_str(), factor, absl::GetFlag(FLAGS_nominal_gbps),
+      measured_share > 0 ? "measured, --link_share" : "bsp-none", encode * 1e9, cluster.cores,
+      absl::StrCat(
+          absl::GetFlag(FLAGS_reused_replies) ? "a reply built once for the pulls of a clock"
+                                              : "every pull building its own reply",
+          absl::GetFlag(FLAGS_published_replies) ? ""
+                                                 : " (top-k pulls: after a scan of the stamps)")
+          .c_str(),
+      cluster.pull_window,
+      cluster.fair_links ? absl::StrCat("links shared fairly, a connection at most ",
+                                        absl::GetFlag(FLAGS_flow_share), " of one")
+                               .c_str()
+                         : "FIFO links");
   std::printf("| workers | configuration | pipelining | measured samples/s | predicted | error | "
               "measured comm share | predicted |\n|---|---|---|---:|---:|---:|---:|---:|\n");
   int within = 0, predictions = 0;
