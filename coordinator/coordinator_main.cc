@@ -32,6 +32,7 @@
 #include "core/common/health_server.h"
 #include "core/common/logging.h"
 #include "core/common/metrics_http.h"
+#include "core/common/thread_name.h"
 #include "core/common/token_file.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:7100", "gRPC host:port");
@@ -125,6 +126,7 @@ int Run() {
   // Failure detection: sweep twice per heartbeat interval.
   absl::Notification stop;
   std::thread sweeper([&] {
+    NameThisThread("lw-sweeper");
     while (!stop.WaitForNotificationWithTimeout(config.heartbeat_interval / 2)) {
       state.Sweep(absl::Now());
     }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "core/common/thread_name.h"
 
 namespace leeway {
 namespace {
@@ -43,7 +44,12 @@ struct Job {
 class Pool {
  public:
   explicit Pool(int threads) {
-    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { Loop(); });
+    for (int i = 0; i < threads; ++i) {
+      workers_.emplace_back([this] {
+        NameThisThread("lw-kernel");
+        Loop();
+      });
+    }
   }
   // The pool lives for the whole process (never destroyed: kernels may run
   // from static destructors of other units).

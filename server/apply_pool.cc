@@ -2,12 +2,18 @@
 
 #include <utility>
 
+#include "core/common/thread_name.h"
+
 namespace leeway {
 
 ApplyPool::ApplyPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
   if (threads <= 0) threads = 1;
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  for (int i = 0; i < threads; ++i)
+    threads_.emplace_back([this] {
+      NameThisThread("lw-apply");
+      Loop();
+    });
 }
 
 ApplyPool::~ApplyPool() {

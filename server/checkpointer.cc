@@ -1,6 +1,7 @@
 #include "server/checkpointer.h"
 
 #include "core/common/logging.h"
+#include "core/common/thread_name.h"
 
 namespace leeway {
 
@@ -38,6 +39,7 @@ absl::Status Checkpointer::RestoreNewest() {
 void Checkpointer::Start() {
   if (interval_ <= absl::ZeroDuration()) return;
   thread_ = std::thread([this] {
+    NameThisThread("lw-checkpoint");
     while (!stop_.WaitForNotificationWithTimeout(interval_)) {
       absl::StatusOr<uint64_t> seq = WriteNow();
       if (!seq.ok()) {

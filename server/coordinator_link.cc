@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/logging.h"
+#include "core/common/thread_name.h"
 
 namespace leeway {
 namespace {
@@ -86,7 +87,10 @@ absl::Status CoordinatorLink::RegisterOnce(absl::Time deadline) {
 void CoordinatorLink::Start(ServerCore* core, Checkpointer* checkpointer) {
   core_ = core;
   checkpointer_ = checkpointer;
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("lw-coord-link");
+    Loop();
+  });
 }
 
 void CoordinatorLink::Loop() {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/logging.h"
+#include "core/common/thread_name.h"
 #include "kernels/codec.h"
 #include "kernels/payload.h"
 
@@ -47,6 +48,7 @@ void DataService::Start() {
   transport_->SetPeerLostHandler(
       [this](PeerId peer, const absl::Status&) { OnPeerLost(peer); });
   expiry_ = std::thread([this] {
+    NameThisThread("lw-pull-expiry");
     while (!stop_.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
       core_->ExpirePulls(absl::Now());
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/common/logging.h"
+#include "core/common/thread_name.h"
 
 namespace leeway {
 namespace {
@@ -52,7 +53,10 @@ absl::Status ControlSession::RegisterOnce(absl::Time deadline) {
 }
 
 void ControlSession::Start() {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("lw-control");
+    Loop();
+  });
 }
 
 void ControlSession::SetClock(uint32_t clock) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/logging.h"
+#include "core/common/thread_name.h"
 #include "kernels/codec_cuda.h"
 #include "kernels/device_memory.h"
 #include "worker/worker_impl.h"
@@ -11,11 +12,20 @@
 namespace leeway {
 
 void Worker::Impl::StartThreads() {
-  push_thread = std::thread([this] { PushLoop(); });
-  ack_thread = std::thread([this] { AckLoop(); });
+  push_thread = std::thread([this] {
+    NameThisThread("lw-push");
+    PushLoop();
+  });
+  ack_thread = std::thread([this] {
+    NameThisThread("lw-ack");
+    AckLoop();
+  });
   for (auto& server : servers) {
     ServerLink* s = server.get();
-    s->thread = std::thread([this, s] { PullLoop(s); });
+    s->thread = std::thread([this, s] {
+      NameThisThread("lw-pull");
+      PullLoop(s);
+    });
   }
 }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/common/thread_name.h"
 
 namespace leeway {
 namespace {
@@ -65,7 +66,10 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
 
 MetricsHttpServer::MetricsHttpServer(int fd, uint16_t port, Render render)
     : listen_fd_(fd), port_(port), render_(std::move(render)) {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("lw-metrics-http");
+    Loop();
+  });
 }
 
 MetricsHttpServer::~MetricsHttpServer() {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/common/logging.h"
+#include "core/common/thread_name.h"
 #include "core/transport/ucx_tls.h"
 
 namespace leeway {
@@ -170,7 +171,10 @@ void ProgressLoop::Start(std::function<void(absl::Time)> on_tick,
   on_tick_ = std::move(on_tick);
   on_stop_ = std::move(on_stop);
   has_shared_memory_peers_ = std::move(has_shared_memory_peers);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("lw-progress");
+    Run();
+  });
 }
 
 bool ProgressLoop::Post(std::function<void()> fn) {
