@@ -11,15 +11,18 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "bench/launch_runner.h"
+#include "bench/thread_cpu.h"
 
 ABSL_FLAG(std::string, workload, "resnet50", "resnet50, gpt2-small, bert-base or mnist");
 ABSL_FLAG(std::string, configs,
@@ -51,6 +54,12 @@ ABSL_FLAG(std::string, netns, "", "bench/netlab namespaces prefix (run inside <p
 ABSL_FLAG(std::string, data_dir, "data/mnist", "MNIST files (--workload=mnist)");
 ABSL_FLAG(std::string, bin_dir, "bazel-bin", "where cli/leeway and the others were built");
 ABSL_FLAG(std::string, work_dir, "/tmp/leeway-comm-study", "run directories");
+ABSL_FLAG(bool, thread_cpu, false,
+          "sample /proc during each run and add where the machine's CPU went, by role and "
+          "thread, in the middle of the run (--cpu_window)");
+ABSL_FLAG(std::string, cpu_window, "0.35,0.95",
+          "--thread_cpu: the fractions of each run's time profiled (start-up and the dense "
+          "first clocks left out)");
 ABSL_FLAG(std::string, out, "",
           "write <out>.md and <out>.svg (mnist: and <out>-curves.svg, accuracy against time)");
 
@@ -86,7 +95,19 @@ struct Row {
   bool overlap = true;
   FoldedRuns runs;
   const FoldedRuns* baseline = nullptr;
+  std::vector<CpuProfile> cpu;  // --thread_cpu: one per seed
 };
+
+// --cpu_window's two fractions (0.35,0.95 when unreadable).
+std::pair<double, double> CpuWindow() {
+  std::vector<std::string> parts = absl::StrSplit(absl::GetFlag(FLAGS_cpu_window), ',');
+  double from = 0, to = 0;
+  if (parts.size() != 2 || !absl::SimpleAtod(parts[0], &from) || !absl::SimpleAtod(parts[1], &to) ||
+      !(0 <= from && from < to && to <= 1)) {
+    return {0.35, 0.95};
+  }
+  return {from, to};
+}
 
 // The batch an H100/H200 computes in about 100 ms of forward + backward at
 // mixed precision (README, "The communication study"); the MLP's default.
@@ -181,12 +202,21 @@ int Run() {
     for (bool overlap : overlaps) {
       for (const Configuration& c : configs) {
         std::vector<LaunchSummary> runs;
+        std::vector<CpuProfile> cpu;
         for (int seed = 1; seed <= std::max(1, absl::GetFlag(FLAGS_seeds)); ++seed) {
           const std::string dir = absl::StrCat(absl::GetFlag(FLAGS_work_dir), "/", speed, "-",
                                                c.name, overlap ? "" : "-nooverlap", "-", seed);
+          std::unique_ptr<ThreadCpuSampler> sampler;
+          if (absl::GetFlag(FLAGS_thread_cpu)) {
+            sampler = std::make_unique<ThreadCpuSampler>("leeway-", absl::Milliseconds(250));
+          }
           absl::StatusOr<LaunchSummary> s =
               RunLaunch(absl::GetFlag(FLAGS_bin_dir), Flags(c, speed, overlap, seed), dir,
                         absl::Minutes(60));
+          if (sampler != nullptr) {
+            const auto [from, to] = CpuWindow();
+            cpu.push_back(ProfileOf(sampler->Stop(), from, to));
+          }
           if (!s.ok()) {
             std::fprintf(stderr, "comm_study: %s\n", std::string(s.status().message()).c_str());
             return 1;
@@ -196,7 +226,7 @@ int Run() {
                        100 * s->comm_share);
           runs.push_back(*s);
         }
-        rows.push_back({speed, c.name, overlap, Fold(runs), nullptr});
+        rows.push_back({speed, c.name, overlap, Fold(runs), nullptr, std::move(cpu)});
       }
     }
     for (size_t i = group; i < rows.size(); ++i) rows[i].baseline = &rows[group].runs;
@@ -241,6 +271,19 @@ int Run() {
     labels.push_back(absl::StrCat(r.speeds, " / ", r.config, r.overlap ? "" : " / no overlap"));
     speedup.push_back(r.runs.samples_per_sec / b.samples_per_sec);
     comm.push_back(100 * r.runs.comm_share);
+  }
+  if (absl::GetFlag(FLAGS_thread_cpu)) {
+    const auto [from, to] = CpuWindow();
+    absl::StrAppendFormat(&md,
+                          "\nWhere the machine's CPU went, %.0f%%-%.0f%% of each run's time "
+                          "(shares of all cores; threads at 0.5%% or more):\n\n",
+                          100 * from, 100 * to);
+    for (const Row& r : rows) {
+      for (size_t seed = 0; seed < r.cpu.size(); ++seed) {
+        absl::StrAppendFormat(&md, "- %s / %s%s, seed %d: %s\n", r.speeds, r.config,
+                              r.overlap ? "" : " / no overlap", seed + 1, r.cpu[seed].Summary());
+      }
+    }
   }
   std::printf("%s", md.c_str());
   const std::string out = absl::GetFlag(FLAGS_out);
