@@ -17,6 +17,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -24,7 +25,8 @@
 #include "bench/launch_runner.h"
 #include "bench/thread_cpu.h"
 
-ABSL_FLAG(std::string, workload, "resnet50", "resnet50, gpt2-small, bert-base or mnist");
+ABSL_FLAG(std::string, workload, "resnet50",
+          "resnet50, resnet50-fused-norms, gpt2-small, bert-base or mnist");
 ABSL_FLAG(std::string, configs,
           "bsp-none,bsp-fp16,bsp-topk,ssp2-none,ssp2-adaptive,asp-adaptive,bsp-topk+pulls,"
           "ssp2-adaptive+pulls",
@@ -98,22 +100,24 @@ struct Row {
   std::vector<CpuProfile> cpu;  // --thread_cpu: one per seed
 };
 
-// --cpu_window's two fractions (0.35,0.95 when unreadable).
-std::pair<double, double> CpuWindow() {
+// --cpu_window's two fractions, 0 <= from < to <= 1.
+absl::StatusOr<std::pair<double, double>> CpuWindow() {
   std::vector<std::string> parts = absl::StrSplit(absl::GetFlag(FLAGS_cpu_window), ',');
   double from = 0, to = 0;
   if (parts.size() != 2 || !absl::SimpleAtod(parts[0], &from) || !absl::SimpleAtod(parts[1], &to) ||
       !(0 <= from && from < to && to <= 1)) {
-    return {0.35, 0.95};
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cpu_window wants two fractions from,to with 0 <= from < to <= 1, not \"",
+                     absl::GetFlag(FLAGS_cpu_window), "\""));
   }
-  return {from, to};
+  return std::make_pair(from, to);
 }
 
 // The batch an H100/H200 computes in about 100 ms of forward + backward at
 // mixed precision (README, "The communication study"); the MLP's default.
 int Batch(const std::string& workload) {
   if (absl::GetFlag(FLAGS_batch) > 0) return absl::GetFlag(FLAGS_batch);
-  if (workload == "resnet50") return 256;
+  if (absl::StartsWith(workload, "resnet50")) return 256;
   if (workload == "gpt2-small") return 32;
   if (workload == "bert-base") return 64;
   return 32;
@@ -172,6 +176,12 @@ std::string Bars(const std::string& title, const std::vector<std::string>& label
 }
 
 int Run() {
+  const absl::StatusOr<std::pair<double, double>> window = CpuWindow();
+  if (!window.ok()) {
+    std::fprintf(stderr, "comm_study: %s\n", std::string(window.status().message()).c_str());
+    return 2;
+  }
+  const auto [cpu_from, cpu_to] = *window;
   std::vector<Configuration> configs;
   absl::StatusOr<Configuration> base = Named("bsp-none");
   configs.push_back(*base);
@@ -213,10 +223,7 @@ int Run() {
           absl::StatusOr<LaunchSummary> s =
               RunLaunch(absl::GetFlag(FLAGS_bin_dir), Flags(c, speed, overlap, seed), dir,
                         absl::Minutes(60));
-          if (sampler != nullptr) {
-            const auto [from, to] = CpuWindow();
-            cpu.push_back(ProfileOf(sampler->Stop(), from, to));
-          }
+          if (sampler != nullptr) cpu.push_back(ProfileOf(sampler->Stop(), cpu_from, cpu_to));
           if (!s.ok()) {
             std::fprintf(stderr, "comm_study: %s\n", std::string(s.status().message()).c_str());
             return 1;
@@ -273,11 +280,10 @@ int Run() {
     comm.push_back(100 * r.runs.comm_share);
   }
   if (absl::GetFlag(FLAGS_thread_cpu)) {
-    const auto [from, to] = CpuWindow();
     absl::StrAppendFormat(&md,
                           "\nWhere the machine's CPU went, %.0f%%-%.0f%% of each run's time "
                           "(shares of all cores; threads at 0.5%% or more):\n\n",
-                          100 * from, 100 * to);
+                          100 * cpu_from, 100 * cpu_to);
     for (const Row& r : rows) {
       for (size_t seed = 0; seed < r.cpu.size(); ++seed) {
         absl::StrAppendFormat(&md, "- %s / %s%s, seed %d: %s\n", r.speeds, r.config,

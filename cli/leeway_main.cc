@@ -61,7 +61,8 @@ ABSL_FLAG(std::string, bin_dir, "", "launch: where the leeway-* binaries are");
 ABSL_FLAG(uint64_t, seed, 1, "launch: initial weights and data order");
 ABSL_FLAG(int, plan_window, 50, "launch: clocks between compression plans");
 ABSL_FLAG(std::string, profile, "",
-          "launch: gpt2-small|bert-base|resnet50 tensors with emulated compute (no MNIST)");
+          "launch: gpt2-small|bert-base|resnet50|resnet50-fused-norms tensors with emulated "
+          "compute (no MNIST)");
 ABSL_FLAG(double, gpu_ms, 100, "launch --profile: GPU forward+backward ms per iteration");
 ABSL_FLAG(double, straggler, 1, "launch --profile: the last worker's GPU time factor");
 ABSL_FLAG(double, jitter, 0, "launch --profile: per-iteration GPU time jitter (0.3: +-30%)");
@@ -87,7 +88,8 @@ constexpr char kUsage[] =
     "pause|resume|checkpoint\n"
     "       leeway launch [--servers S] [--workers W] [--staleness N|async] "
     "[--compression none|adaptive|fixed:<codec>[:<density>]] [--model mlp] "
-    "[--profile gpt2-small|bert-base|resnet50 [--gpu-ms MS] [--straggler F] [--jitter J]] "
+    "[--profile gpt2-small|bert-base|resnet50[-fused-norms] [--gpu-ms MS] [--straggler F] "
+    "[--jitter J]] "
     "[--gradients host|device] "
     "[--clocks N] "
     "[--transport sm|tcp] [--netns PREFIX] [--data-dir D] [--plot FILE.svg] [-o table|json]";

@@ -76,17 +76,29 @@ Tensors BertBase() {
 }
 
 // torchvision's resnet50 (v1.5: stride on the 3x3), 224 x 224 input; a
-// convolution's cost is weighted by its output's spatial size.
-void AddConvBn(Tensors* t, const std::string& name, const std::string& bn, int64_t out,
-               int64_t in, int64_t k, int64_t spatial) {
-  Add(t, name + ".weight", {out, in, k, k}, static_cast<double>(spatial * spatial));
-  Add(t, bn + ".weight", {out}, static_cast<double>(spatial * spatial));
-  Add(t, bn + ".bias", {out}, static_cast<double>(spatial * spatial));
-}
+// convolution's cost is weighted by its output's spatial size. With
+// `norms_in_conv` a batch norm's scale and shift are two more columns of
+// its convolution's tensor.
+struct ConvBnAdder {
+  Tensors* t;
+  bool norms_in_conv;
+  void operator()(const std::string& name, const std::string& bn, int64_t out, int64_t in,
+                  int64_t k, int64_t spatial) const {
+    const double weight = static_cast<double>(spatial * spatial);
+    if (norms_in_conv) {
+      Add(t, name + ".weight+" + bn, {out, in * k * k + 2}, weight);
+      return;
+    }
+    Add(t, name + ".weight", {out, in, k, k}, weight);
+    Add(t, bn + ".weight", {out}, weight);
+    Add(t, bn + ".bias", {out}, weight);
+  }
+};
 
-Tensors ResNet50() {
+Tensors ResNet50(bool norms_in_conv) {
   Tensors t;
-  AddConvBn(&t, "conv1", "bn1", 64, 3, 7, 112);
+  const ConvBnAdder AddConvBn{&t, norms_in_conv};
+  AddConvBn("conv1", "bn1", 64, 3, 7, 112);
   const int64_t blocks[] = {3, 4, 6, 3};
   const int64_t widths[] = {64, 128, 256, 512};
   const int64_t spatial[] = {56, 28, 14, 7};
@@ -95,10 +107,10 @@ Tensors ResNet50() {
     const int64_t w = widths[stage], out = 4 * w, s = spatial[stage];
     for (int64_t b = 0; b < blocks[stage]; ++b) {
       const std::string p = absl::StrCat("layer", stage + 1, ".", b);
-      AddConvBn(&t, p + ".conv1", p + ".bn1", w, in, 1, b == 0 && stage > 0 ? 2 * s : s);
-      AddConvBn(&t, p + ".conv2", p + ".bn2", w, w, 3, s);
-      AddConvBn(&t, p + ".conv3", p + ".bn3", out, w, 1, s);
-      if (b == 0) AddConvBn(&t, p + ".downsample.0", p + ".downsample.1", out, in, 1, s);
+      AddConvBn(p + ".conv1", p + ".bn1", w, in, 1, b == 0 && stage > 0 ? 2 * s : s);
+      AddConvBn(p + ".conv2", p + ".bn2", w, w, 3, s);
+      AddConvBn(p + ".conv3", p + ".bn3", out, w, 1, s);
+      if (b == 0) AddConvBn(p + ".downsample.0", p + ".downsample.1", out, in, 1, s);
       in = out;
     }
   }
@@ -116,14 +128,15 @@ uint64_t ProfileTensor::elements() const {
 }
 
 std::vector<std::string> ProfileModelNames() {
-  return {"gpt2-small", "bert-base", "resnet50", "gpt3-xl"};
+  return {"gpt2-small", "bert-base", "resnet50", "resnet50-fused-norms", "gpt3-xl"};
 }
 
 absl::StatusOr<std::vector<ProfileTensor>> ProfileModel(const std::string& name) {
   if (name == "gpt2-small") return Gpt(768, 12, 1024);
   if (name == "gpt3-xl") return Gpt(2048, 24, 2048);
   if (name == "bert-base") return BertBase();
-  if (name == "resnet50") return ResNet50();
+  if (name == "resnet50") return ResNet50(/*norms_in_conv=*/false);
+  if (name == "resnet50-fused-norms") return ResNet50(/*norms_in_conv=*/true);
   return absl::InvalidArgumentError(absl::StrCat("unknown profile '", name, "' (",
                                                  absl::StrJoin(ProfileModelNames(), ", "), ")"));
 }

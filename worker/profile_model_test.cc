@@ -37,6 +37,21 @@ TEST_CASE("the profile models have their published parameter counts") {
   CHECK_FALSE(ProfileModel("gpt5").ok());
 }
 
+TEST_CASE("resnet50-fused-norms holds resnet50's elements and compute in 55 tensors") {
+  auto resnet = ProfileModel("resnet50");
+  auto fused = ProfileModel("resnet50-fused-norms");
+  REQUIRE(resnet.ok());
+  REQUIRE(fused.ok());
+  CHECK(Parameters(*fused) == Parameters(*resnet));
+  CHECK(fused->size() == 55);  // 53 convolutions and the classifier's two
+  double cost = 0, fused_cost = 0;
+  for (const ProfileTensor& t : *resnet) cost += t.cost;
+  for (const ProfileTensor& t : *fused) fused_cost += t.cost;
+  CHECK(fused_cost == Approx(cost));
+  CHECK(fused->front().name == "conv1.weight+bn1");
+  CHECK(fused->front().elements() == 64 * (3 * 7 * 7 + 2));
+}
+
 TEST_CASE("compute shares follow FLOPs, not parameter counts") {
   auto gpt2 = ProfileModel("gpt2-small");
   REQUIRE(gpt2.ok());

@@ -62,8 +62,8 @@ ABSL_FLAG(bool, eval_all, false, "every rank evaluates the test set when logging
 ABSL_FLAG(int, report_every, 10, "clocks between statistics reports");
 ABSL_FLAG(int, blas_threads, 1, "OpenBLAS threads");
 ABSL_FLAG(std::string, profile, "",
-          "communication study: gpt2-small, bert-base or resnet50 tensors with emulated "
-          "compute instead of the MNIST MLP");
+          "communication study: gpt2-small, bert-base, resnet50 or resnet50-fused-norms "
+          "tensors with emulated compute instead of the MNIST MLP");
 ABSL_FLAG(double, gpu_ms, 100, "--profile: forward + backward milliseconds per iteration");
 ABSL_FLAG(double, slowdown, 1, "--profile: this worker's GPU time factor (stragglers)");
 ABSL_FLAG(double, jitter, 0, "--profile: per-iteration GPU time jitter, e.g. 0.3 for +-30%");
