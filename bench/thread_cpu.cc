@@ -104,11 +104,19 @@ CpuProfile ProfileOf(const std::vector<CpuSample>& series, double from, double t
   for (size_t i = 1; i < window.size(); ++i) {
     const CpuSample& a = *window[i - 1];
     const CpuSample& b = *window[i];
-    m.user += b.machine.user - a.machine.user;
-    m.system += b.machine.system - a.machine.system;
-    m.idle += b.machine.idle - a.machine.idle;
-    m.softirq += b.machine.softirq - a.machine.softirq;
-    m.steal += b.machine.steal - a.machine.steal;
+    // Counters only grow; a sample whose /proc/stat was unreadable (zeros)
+    // leaves its two intervals out.
+    const MachineTicks& x = a.machine;
+    const MachineTicks& y = b.machine;
+    if (x.total() == 0 || y.user < x.user || y.system < x.system || y.idle < x.idle ||
+        y.softirq < x.softirq || y.steal < x.steal) {
+      continue;
+    }
+    m.user += y.user - x.user;
+    m.system += y.system - x.system;
+    m.idle += y.idle - x.idle;
+    m.softirq += y.softirq - x.softirq;
+    m.steal += y.steal - x.steal;
     for (const auto& [id, task] : b.tasks) {
       auto before = a.tasks.find(id);
       if (before == a.tasks.end()) continue;  // started since: unseen

@@ -10,9 +10,11 @@
 // Guarantees: a process or thread that ends between two samples counts up
 // to its last sample; one that starts counts from its first (its time
 // before that is unseen, at most one interval); /proc files that vanish
-// while read are skipped. Shares are of all the machine's CPU time in the
-// window (cores x seconds), idle included, so they add up with the
-// machine's idle share to about 100%.
+// while read are skipped, and so are the two intervals around a sample
+// whose machine totals could not be read. Shares are of all the machine's
+// CPU time in the window (cores x seconds), idle included, so they add up
+// with the machine's idle share to about 100%. A sample holds every
+// matching thread's counter (some 10 KB for a study's seven processes).
 #ifndef LEEWAY_BENCH_THREAD_CPU_H_
 #define LEEWAY_BENCH_THREAD_CPU_H_
 

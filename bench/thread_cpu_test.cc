@@ -55,7 +55,7 @@ TEST_CASE("shares cover the window only, threads summed by role and name") {
   for (int t = 0; t <= 10; ++t) {
     std::vector<std::pair<int, uint64_t>> threads = {{1, 50u * t}};
     if (t >= 3) threads.push_back({2, 40 + 10u * (t - 3)});
-    series.push_back(At(t, 60u * t, 40u * t, threads));
+    series.push_back(At(t, 5000 + 60u * t, 9000 + 40u * t, threads));
   }
   const CpuProfile all = ProfileOf(series, 0, 1);
   REQUIRE(all.threads.size() == 1);  // one (role, thread) key
@@ -70,6 +70,13 @@ TEST_CASE("shares cover the window only, threads summed by role and name") {
   CHECK(late.threads[0].share == Approx(0.6));
   CHECK(late.Summary().find("worker lw-push 60.0%") != std::string::npos);
   CHECK(ProfileOf(series, 0.5, 0.55).threads.empty());  // one sample: no interval
+  // A sample whose /proc/stat could not be read leaves its two intervals
+  // out, threads included, instead of wrapping around.
+  series[6].machine = MachineTicks();
+  const CpuProfile gap = ProfileOf(series, 0.5, 1);
+  CHECK(gap.user == Approx(0.6));
+  CHECK(gap.idle == Approx(0.4));
+  CHECK(gap.threads[0].share == Approx(0.6));
 }
 
 TEST_CASE("the sampler sees a busy named thread of a matching process") {
