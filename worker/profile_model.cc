@@ -97,8 +97,8 @@ struct ConvBnAdder {
 
 Tensors ResNet50(bool norms_in_conv) {
   Tensors t;
-  const ConvBnAdder AddConvBn{&t, norms_in_conv};
-  AddConvBn("conv1", "bn1", 64, 3, 7, 112);
+  const ConvBnAdder add_conv_bn{&t, norms_in_conv};
+  add_conv_bn("conv1", "bn1", 64, 3, 7, 112);
   const int64_t blocks[] = {3, 4, 6, 3};
   const int64_t widths[] = {64, 128, 256, 512};
   const int64_t spatial[] = {56, 28, 14, 7};
@@ -107,10 +107,10 @@ Tensors ResNet50(bool norms_in_conv) {
     const int64_t w = widths[stage], out = 4 * w, s = spatial[stage];
     for (int64_t b = 0; b < blocks[stage]; ++b) {
       const std::string p = absl::StrCat("layer", stage + 1, ".", b);
-      AddConvBn(p + ".conv1", p + ".bn1", w, in, 1, b == 0 && stage > 0 ? 2 * s : s);
-      AddConvBn(p + ".conv2", p + ".bn2", w, w, 3, s);
-      AddConvBn(p + ".conv3", p + ".bn3", out, w, 1, s);
-      if (b == 0) AddConvBn(p + ".downsample.0", p + ".downsample.1", out, in, 1, s);
+      add_conv_bn(p + ".conv1", p + ".bn1", w, in, 1, b == 0 && stage > 0 ? 2 * s : s);
+      add_conv_bn(p + ".conv2", p + ".bn2", w, w, 3, s);
+      add_conv_bn(p + ".conv3", p + ".bn3", out, w, 1, s);
+      if (b == 0) add_conv_bn(p + ".downsample.0", p + ".downsample.1", out, in, 1, s);
       in = out;
     }
   }

@@ -46,8 +46,8 @@ ABSL_FLAG(bool, reused_replies, true,
           "since 2026-12-04; --validate=false for tables measured before)");
 ABSL_FLAG(bool, published_replies, true,
           "with top-k pulls a publication builds the reply for the pulls holding the copy "
-          "before it, so the clock's first pull scans no stamps (servers since 2026-12-07 "
-          "evening; --validate=false for tables measured before)");
+          "before it, so the clock's first pull scans no stamps (servers since 2026-12-07, "
+          "afternoon; false to --validate tables measured before)");
 ABSL_FLAG(int, cores, 2,
           "--validate: CPU cores of the machine the study ran on, shared by all its processes "
           "(this VM: 2)");
