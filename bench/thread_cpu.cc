@@ -3,8 +3,6 @@
 #include <dirent.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -12,16 +10,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/common/file_text.h"
 
 namespace leeway {
 namespace {
-
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The numeric entries of a /proc directory.
 std::vector<int> NumericEntries(const std::string& dir) {
@@ -164,16 +156,16 @@ std::vector<CpuSample> ThreadCpuSampler::Stop() {
 CpuSample ThreadCpuSampler::Sample() const {
   CpuSample s;
   s.time = absl::Now();
-  absl::StatusOr<MachineTicks> machine = ParseMachineStat(ReadSmallFile("/proc/stat"));
+  absl::StatusOr<MachineTicks> machine = ParseMachineStat(ReadFileOrEmpty("/proc/stat"));
   if (machine.ok()) s.machine = *machine;
   for (int pid : NumericEntries("/proc")) {
     const std::string dir = absl::StrCat("/proc/", pid);
-    std::string process(absl::StripAsciiWhitespace(ReadSmallFile(dir + "/comm")));
+    std::string process(absl::StripAsciiWhitespace(ReadFileOrEmpty(dir + "/comm")));
     if (!absl::StartsWith(process, prefix_)) continue;
     // Linux cuts names at 15 bytes ("leeway-coordina"): take argv[0]'s.
     std::string full = process;
     if (process.size() == 15) {
-      const std::string cmdline = ReadSmallFile(dir + "/cmdline");
+      const std::string cmdline = ReadFileOrEmpty(dir + "/cmdline");
       const std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
       const std::string base = argv0.substr(argv0.rfind('/') + 1);
       if (absl::StartsWith(base, process)) full = base;
@@ -181,7 +173,7 @@ CpuSample ThreadCpuSampler::Sample() const {
     const std::string role = full.substr(prefix_.size());
     for (int tid : NumericEntries(dir + "/task")) {
       absl::StatusOr<TaskTicks> t =
-          ParseTaskStat(ReadSmallFile(absl::StrCat(dir, "/task/", tid, "/stat")));
+          ParseTaskStat(ReadFileOrEmpty(absl::StrCat(dir, "/task/", tid, "/stat")));
       if (!t.ok()) continue;  // it ended while we read
       if (t->name == process) t->name = "main";
       s.tasks[{pid, tid}] = {role, *std::move(t)};
