@@ -51,6 +51,8 @@ ABSL_FLAG(int, plan_window, 4,
           "is dense until the bandwidth is measured)");
 ABSL_FLAG(int, seeds, 1, "runs per configuration (medians)");
 ABSL_FLAG(int, servers, 2, "servers");
+ABSL_FLAG(int, push_batch_kib, 64, "launch --push-batch-kib: batched small pushes (0: off)");
+ABSL_FLAG(int, pull_batch_kib, 4096, "launch --pull-batch-kib: batched pulls (0: off)");
 ABSL_FLAG(int, workers, 4, "workers");
 ABSL_FLAG(std::string, netns, "", "bench/netlab namespaces prefix (run inside <prefix>-coord)");
 ABSL_FLAG(std::string, data_dir, "data/mnist", "MNIST files (--workload=mnist)");
@@ -131,12 +133,16 @@ std::vector<std::string> Flags(const Configuration& c, const std::string& speeds
   std::vector<std::string> f = {
       absl::StrCat("--servers=", absl::GetFlag(FLAGS_servers)),
       absl::StrCat("--workers=", absl::GetFlag(FLAGS_workers)),
-      "--staleness=" + c.staleness, "--compression=" + c.compression,
-      absl::StrCat("--clocks=", absl::GetFlag(FLAGS_clocks)), absl::StrCat("--seed=", seed),
+      "--staleness=" + c.staleness,
+      "--compression=" + c.compression,
+      absl::StrCat("--clocks=", absl::GetFlag(FLAGS_clocks)),
+      absl::StrCat("--seed=", seed),
       absl::StrCat("--batch=", Batch(workload)),
       absl::StrCat("--plan-window=", absl::GetFlag(FLAGS_plan_window)),
       absl::StrCat("--overlap=", overlap ? "true" : "false"),
-      absl::StrCat("--pull-density=", c.pull_density)};
+      absl::StrCat("--pull-density=", c.pull_density),
+      absl::StrCat("--push-batch-kib=", absl::GetFlag(FLAGS_push_batch_kib)),
+      absl::StrCat("--pull-batch-kib=", absl::GetFlag(FLAGS_pull_batch_kib))};
   if (!absl::GetFlag(FLAGS_netns).empty()) f.push_back("--netns=" + absl::GetFlag(FLAGS_netns));
   if (workload == "mnist") {
     f.push_back("--data-dir=" + absl::GetFlag(FLAGS_data_dir));
@@ -240,35 +246,37 @@ int Run() {
   }
 
   std::string md = absl::StrFormat(
-      "Workload %s%s, batch %d, %d servers, %d workers, %d clocks (plans every %d%s), %s; medians of %d "
+      "Workload %s%s, batch %d, %d servers, %d workers, %d clocks (plans every %d%s), %s; medians "
+      "of %d "
       "seed(s); ratios to "
       "BSP uncompressed with pipelining at the same worker speeds.\n\n"
       "| workers | configuration | pipelining | samples/s | / BSP | comm share | / BSP | "
-      "bytes/iter | / BSP | staleness p99 | compression |%s\n"
-      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
+      "bytes/iter | / BSP | staleness p99 | compression | msgs/iter |%s\n"
+      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
       absl::GetFlag(FLAGS_workload),
       mnist ? "" : absl::StrFormat(" (%.0f ms GPU per iteration)", absl::GetFlag(FLAGS_gpu_ms)),
-      Batch(absl::GetFlag(FLAGS_workload)),
-      absl::GetFlag(FLAGS_servers), absl::GetFlag(FLAGS_workers), absl::GetFlag(FLAGS_clocks),
-      absl::GetFlag(FLAGS_plan_window),
+      Batch(absl::GetFlag(FLAGS_workload)), absl::GetFlag(FLAGS_servers),
+      absl::GetFlag(FLAGS_workers), absl::GetFlag(FLAGS_clocks), absl::GetFlag(FLAGS_plan_window),
       mnist ? ""
             : absl::StrFormat("; the first %d left out of the figures",
                               absl::GetFlag(FLAGS_warmup_clocks)),
       absl::GetFlag(FLAGS_netns).empty() ? "loopback"
                                          : "netlab namespaces " + absl::GetFlag(FLAGS_netns),
       std::max(1, absl::GetFlag(FLAGS_seeds)),
-      mnist ? " test accuracy: mean (min-max) | / BSP, points |" : "",
-      mnist ? "---:|---:|" : "");
+      mnist ? " test accuracy: mean (min-max) | / BSP, points |" : "", mnist ? "---:|---:|" : "");
   std::vector<std::string> labels;
   std::vector<double> speedup, comm;
   for (const Row& r : rows) {
     const FoldedRuns& b = *r.baseline;
-    absl::StrAppendFormat(&md, "| %s | %s | %s | %.1f | %.2f | %.1f%% | %.2f | %.0f | %.3f | %.1f | %.1fx |",
-                          r.speeds, r.config, r.overlap ? "on" : "off", r.runs.samples_per_sec,
-                          r.runs.samples_per_sec / b.samples_per_sec, 100 * r.runs.comm_share,
-                          b.comm_share > 0 ? r.runs.comm_share / b.comm_share : 0,
-                          r.runs.bytes_per_iter, r.runs.bytes_per_iter / b.bytes_per_iter,
-                          r.runs.staleness_p99, r.runs.compression_ratio);
+    absl::StrAppendFormat(
+        &md,
+        "| %s | %s | %s | %.1f | %.2f | %.1f%% | %.2f | %.0f | %.3f | %.1f | %.1fx "
+        "| %.0f |",
+        r.speeds, r.config, r.overlap ? "on" : "off", r.runs.samples_per_sec,
+        r.runs.samples_per_sec / b.samples_per_sec, 100 * r.runs.comm_share,
+        b.comm_share > 0 ? r.runs.comm_share / b.comm_share : 0, r.runs.bytes_per_iter,
+        r.runs.bytes_per_iter / b.bytes_per_iter, r.runs.staleness_p99, r.runs.compression_ratio,
+        r.runs.messages_per_iter);
     if (mnist) {
       absl::StrAppendFormat(&md, " %.2f%% (%.2f-%.2f) | %+.2f |", 100 * r.runs.accuracy_mean,
                             100 * r.runs.accuracy_min, 100 * r.runs.accuracy_max,

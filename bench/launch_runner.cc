@@ -55,7 +55,7 @@ FoldedRuns Fold(const std::vector<LaunchSummary>& runs) {
   FoldedRuns r;
   r.runs = static_cast<int>(runs.size());
   if (runs.empty()) return r;
-  std::vector<double> rate, comm, bytes, stale, seconds, ratio;
+  std::vector<double> rate, comm, bytes, stale, seconds, ratio, messages;
   r.accuracy_min = 1;
   r.accuracy_max = -1;
   for (const LaunchSummary& s : runs) {
@@ -65,6 +65,7 @@ FoldedRuns Fold(const std::vector<LaunchSummary>& runs) {
     stale.push_back(s.staleness_p99);
     seconds.push_back(s.seconds);
     ratio.push_back(s.compression_ratio);
+    messages.push_back(s.messages_per_iter);
     r.accuracy_mean += s.test_accuracy / runs.size();
     r.accuracy_min = std::min(r.accuracy_min, s.test_accuracy);
     r.accuracy_max = std::max(r.accuracy_max, s.test_accuracy);
@@ -75,6 +76,7 @@ FoldedRuns Fold(const std::vector<LaunchSummary>& runs) {
   r.staleness_p99 = Median(stale);
   r.seconds = Median(seconds);
   r.compression_ratio = Median(ratio);
+  r.messages_per_iter = Median(messages);
   return r;
 }
 

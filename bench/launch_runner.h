@@ -24,7 +24,7 @@ absl::StatusOr<LaunchSummary> RunLaunch(const std::string& bin_dir,
 struct FoldedRuns {
   // Medians over the runs.
   double samples_per_sec = 0, comm_share = 0, bytes_per_iter = 0, staleness_p99 = 0;
-  double seconds = 0, compression_ratio = 0;
+  double seconds = 0, compression_ratio = 0, messages_per_iter = 0;
   // Test accuracy over the runs (< 0: not evaluated).
   double accuracy_mean = 0, accuracy_min = 0, accuracy_max = 0;
   int runs = 0;

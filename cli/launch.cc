@@ -131,6 +131,11 @@ absl::Status Cluster::Prepare() {
     return absl::InvalidArgumentError("--staleness must be a count >= 0 or async");
   }
   if (o_.peer_timeout_ms < 0) return absl::InvalidArgumentError("--peer-timeout-ms must be >= 0");
+  if (o_.push_batch_kib < 0 || o_.push_batch_kib > (16 << 10) || o_.pull_batch_kib < 0 ||
+      o_.pull_batch_kib > (16 << 10)) {
+    return absl::InvalidArgumentError(
+        "--push-batch-kib and --pull-batch-kib must be in [0, 16384]");
+  }
   if (o_.warmup_clocks < 0 || o_.warmup_clocks >= o_.clocks) {
     return absl::InvalidArgumentError("--warmup-clocks must be in [0, --clocks)");
   }
@@ -269,6 +274,8 @@ absl::Status Cluster::StartAll() {
         absl::StrCat("--ready_file=", dir_, "/worker", i, ".ready"),
         absl::StrCat("--history_file=", dir_, "/worker", i, ".history")});
     if (!o_.overlap) argv.push_back("--overlap=false");
+    argv.push_back(absl::StrCat("--push_batch_kib=", o_.push_batch_kib));
+    argv.push_back(absl::StrCat("--pull_batch_kib=", o_.pull_batch_kib));
     argv.push_back("--gradients=" + o_.gradients);
     if (o_.profile.empty()) {
       argv.push_back("--data_dir=" + o_.data_dir);

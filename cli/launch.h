@@ -32,6 +32,8 @@ struct LaunchOptions {
   double jitter = 0;     // every worker's per-iteration +- fraction
   double pull_density = 0;  // leeway-server --pull_density
   bool overlap = true;   // false: the no-pipelining ablation (leeway-worker --overlap)
+  int push_batch_kib = 64;    // leeway-worker --push_batch_kib (0: no batched pushes)
+  int pull_batch_kib = 4096;  // leeway-worker --pull_batch_kib (0: no batched pulls)
   // Where workers keep gradients and parameters: host, or device (GPU
   // memory: the MLP on cuBLAS, compression on the GPU; leeway-worker
   // --gradients).

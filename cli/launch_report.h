@@ -21,6 +21,7 @@ struct WorkerResult {
   double samples_per_sec = 0;
   double comm_share = 0;
   double bytes_per_iter = 0;
+  double messages_per_iter = 0;  // data-plane messages sent and received
   double compression_ratio = 1;
   double seconds = 0;
 };
@@ -39,6 +40,7 @@ struct LaunchSummary {
   double samples_per_sec = 0;    // summed over workers
   double comm_share = 0;         // mean
   double bytes_per_iter = 0;     // mean, per worker
+  double messages_per_iter = 0;  // mean, per worker
   double staleness_p99 = 0;
   double compression_ratio = 1;  // mean
 };

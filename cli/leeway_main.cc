@@ -74,6 +74,11 @@ ABSL_FLAG(int, peer_timeout_ms, 0,
           "launch: heartbeat and connection timeout (0: 5 s and 3 s, 30 s with --netns)");
 ABSL_FLAG(int, warmup_clocks, 0,
           "launch: first clocks left out of the throughput, comm share and bytes figures");
+ABSL_FLAG(int, push_batch_kib, 64,
+          "launch: small chunk pushes travel together in messages of up to this many KiB (0: off)");
+ABSL_FLAG(int, pull_batch_kib, 4096,
+          "launch: pulls of one clock travel together in messages of up to this many KiB as fp32 "
+          "(0: off)");
 ABSL_FLAG(double, pull_density, 0,
           "launch: servers publish this fraction of each chunk a clock to pulls (top-k; 0: exact)");
 ABSL_FLAG(std::string, netns, "",
@@ -91,7 +96,7 @@ constexpr char kUsage[] =
     "[--profile gpt2-small|bert-base|resnet50[-fused-norms] [--gpu-ms MS] [--straggler F] "
     "[--jitter J]] "
     "[--gradients host|device] "
-    "[--clocks N] "
+    "[--clocks N] [--push-batch-kib K] [--pull-batch-kib K] "
     "[--transport sm|tcp] [--netns PREFIX] [--data-dir D] [--plot FILE.svg] [-o table|json]";
 
 // A call's outcome: the message, or a one-line error.
@@ -325,6 +330,8 @@ int Main(const std::vector<std::string>& args) {
     o.overlap = absl::GetFlag(FLAGS_overlap);
     o.gradients = absl::GetFlag(FLAGS_gradients);
     o.pull_density = absl::GetFlag(FLAGS_pull_density);
+    o.push_batch_kib = absl::GetFlag(FLAGS_push_batch_kib);
+    o.pull_batch_kib = absl::GetFlag(FLAGS_pull_batch_kib);
     o.warmup_clocks = absl::GetFlag(FLAGS_warmup_clocks);
     o.peer_timeout_ms = absl::GetFlag(FLAGS_peer_timeout_ms);
     return Launch(o);

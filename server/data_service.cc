@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/common/logging.h"
 #include "core/common/thread_name.h"
+#include "core/transport/pull_batch.h"
+#include "core/transport/push_batch.h"
 #include "kernels/codec.h"
 #include "kernels/payload.h"
 
@@ -30,7 +32,8 @@ DataService::DataService(ServerCore* core, Transport* transport,
       pool_(options.apply_threads) {}
 
 DataService::~DataService() {
-  for (MessageKind kind : {MessageKind::kPush, MessageKind::kPull, MessageKind::kClock}) {
+  for (MessageKind kind : {MessageKind::kPush, MessageKind::kPushBatch, MessageKind::kPull,
+                           MessageKind::kPullBatch, MessageKind::kClock}) {
     transport_->SetHandler(kind, nullptr);
   }
   transport_->SetPeerLostHandler(nullptr);
@@ -43,7 +46,9 @@ DataService::~DataService() {
 
 void DataService::Start() {
   transport_->SetHandler(MessageKind::kPush, [this](Message m) { OnPush(std::move(m)); });
+  transport_->SetHandler(MessageKind::kPushBatch, [this](Message m) { OnPushBatch(std::move(m)); });
   transport_->SetHandler(MessageKind::kPull, [this](Message m) { OnPull(std::move(m)); });
+  transport_->SetHandler(MessageKind::kPullBatch, [this](Message m) { OnPullBatch(std::move(m)); });
   transport_->SetHandler(MessageKind::kClock, [this](Message m) { OnClock(std::move(m)); });
   transport_->SetPeerLostHandler(
       [this](PeerId peer, const absl::Status&) { OnPeerLost(peer); });
@@ -154,6 +159,46 @@ void DataService::ApplyPush(const Message& m) {
   }
 }
 
+// A batch's entries apply like single pushes, each on its chunk's queue;
+// the last one to finish sends the batch's reply.
+struct DataService::PendingBatch {
+  Message message;
+  std::vector<PushBatchEntry> entries;
+  std::vector<absl::StatusOr<uint64_t>> results;
+  std::atomic<size_t> unfinished{0};
+};
+
+void DataService::OnPushBatch(Message m) {
+  auto batch = std::make_shared<PendingBatch>();
+  batch->message = std::move(m);
+  const WireHeader& h = batch->message.header;
+  absl::StatusOr<std::vector<PushBatchEntry>> entries =
+      h.is_reply() ? absl::InvalidArgumentError("a push batch reply sent to a server")
+                   : DecodePushBatch(batch->message.payload, h.element_count);
+  if (!entries.ok()) {
+    core_->CountBadMessage();
+    return Fail(batch->message, entries.status());
+  }
+  batch->entries = *std::move(entries);
+  batch->results.resize(batch->entries.size(), absl::UnknownError("not applied"));
+  batch->unfinished = batch->entries.size();
+  for (size_t i = 0; i < batch->entries.size(); ++i) {
+    const PushBatchEntry& entry = batch->entries[i];
+    pool_.Submit(ChunkKey(entry.layer, entry.chunk), [this, batch, i] {
+      const PushBatchEntry& e = batch->entries[i];
+      const WireHeader& header = batch->message.header;
+      batch->results[i] =
+          core_->Push(header.sender_rank, e.layer, e.chunk, header.clock, e.payload);
+      if (batch->unfinished.fetch_sub(1) != 1 || !header.expects_reply()) return;
+      WireHeader reply;
+      reply.kind = MessageKind::kPushBatch;
+      reply.clock = header.clock;
+      reply.element_count = header.element_count;
+      transport_->Reply(batch->message, reply, EncodePushBatchReply(batch->results));
+    });
+  }
+}
+
 void DataService::OnPull(Message m) {
   auto shared = std::make_shared<Message>(std::move(m));
   const WireHeader& h = shared->header;
@@ -182,6 +227,48 @@ void DataService::OnPull(Message m) {
           }
           // No copy: the body may be shared with other pulls (Chunk::Read).
           transport_->ReplyShared(*shared, header, std::move(reply->body));
+        });
+      });
+}
+
+void DataService::OnPullBatch(Message m) {
+  auto shared = std::make_shared<Message>(std::move(m));
+  const WireHeader& h = shared->header;
+  absl::StatusOr<std::vector<PullBatchEntry>> decoded =
+      h.is_reply() ? absl::InvalidArgumentError("a pull batch reply sent to a server")
+                   : DecodePullBatch(shared->payload, h.element_count);
+  if (!decoded.ok()) {
+    core_->CountBadMessage();
+    return Fail(*shared, decoded.status());
+  }
+  auto entries = std::make_shared<std::vector<PullBatchEntry>>(*std::move(decoded));
+  core_->WhenClockReadable(
+      h.sender_rank, h.clock, absl::Now() + options_.max_pull_wait,
+      [this, shared, entries](absl::Status ready) {
+        if (!ready.ok()) return Fail(*shared, ready);
+        // One task reads every entry (small chunks: the batch is for them).
+        pool_.Submit(kReadKeyBase | next_read_key_.fetch_add(1), [this, shared, entries] {
+          std::vector<uint8_t> body;
+          for (const PullBatchEntry& e : *entries) {
+            absl::StatusOr<Chunk*> chunk = core_->FindChunk(e.layer, e.chunk);
+            if (!chunk.ok()) core_->CountBadMessage();
+            absl::StatusOr<PullReply> reply =
+                chunk.ok() ? (*chunk)->Read(e.version, shared->header.clock) : chunk.status();
+            uint8_t codec = 0;
+            if (reply.ok() && !reply->payload().empty()) {
+              auto payload = ReadPayloadHeader(reply->payload());
+              if (payload.ok()) codec = static_cast<uint8_t>(payload->codec);
+            }
+            AppendPullBatchResult(reply.status(), reply.ok() ? reply->version : 0, codec,
+                                  reply.ok() ? reply->payload() : absl::Span<const uint8_t>(),
+                                  &body);
+          }
+          WireHeader header;
+          header.kind = MessageKind::kPullBatch;
+          header.clock = shared->header.clock;
+          header.element_count = shared->header.element_count;
+          transport_->ReplyShared(*shared, header,
+                                  std::make_shared<const std::vector<uint8_t>>(std::move(body)));
         });
       });
 }

@@ -7,12 +7,20 @@
 //   CLOCK + kFlagInitial   join: the reply's clock is where the worker starts
 //   CLOCK(clock, element_count = pushes sent for clock - 1)
 //   PUSH(layer, chunk, clock = stamp)                 reply: version
+//   PUSH_BATCH(clock = stamp, element_count = entries)
+//                          several pushes (core/transport/push_batch.h),
+//                          each applied and counted as a PUSH of its own;
+//                          reply: each entry's version or refusal
 //   PUSH + kFlagInitial    initial values (first writer wins; standalone
 //                          servers declare the chunk from it, with the
 //                          default optimizer)
 //   PULL(layer, chunk, clock, version = held or kNoVersion)
 //                          reply PULL_REPLY: version, codec, payload (empty:
 //                          not modified; topk pairs: delta; none: dense)
+//   PULL_BATCH(clock, element_count = entries)
+//                          several pulls (core/transport/pull_batch.h),
+//                          answered together once SSP allows the clock;
+//                          each entry as a PULL_REPLY would, or its refusal
 // Every refusal is an ERROR reply carrying the Status (and a counter in
 // ServerCore); nothing is applied. Handlers never block the progress
 // thread. A lost peer's worker leaves the SSP clock set when
@@ -57,8 +65,11 @@ class DataService {
   void Drain() { pool_.Drain(); }
 
  private:
+  struct PendingBatch;
   void OnPush(Message m);
+  void OnPushBatch(Message m);
   void OnPull(Message m);
+  void OnPullBatch(Message m);
   void OnClock(Message m);
   void OnPeerLost(PeerId peer);
   void Fail(const Message& m, const absl::Status& status);

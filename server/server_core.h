@@ -74,6 +74,12 @@ class ServerCore {
   void WhenReadable(uint32_t rank, uint32_t layer, uint32_t chunk,
                     uint32_t clock, absl::Time deadline,
                     std::function<void(absl::StatusOr<Chunk*>)> done);
+  // The same for every chunk at once: readiness depends on the worker and
+  // the clock alone (a PULL_BATCH).
+  void WhenClockReadable(uint32_t rank, uint32_t clock, absl::Time deadline,
+                         std::function<void(absl::Status)> done) {
+    tracker_.Pull(rank, clock, deadline, std::move(done));
+  }
   // WhenReadable, then Chunk::Read(since_version) on that thread.
   void Pull(uint32_t rank, uint32_t layer, uint32_t chunk, uint32_t clock,
             uint64_t since_version, absl::Time deadline, PullCallback done);

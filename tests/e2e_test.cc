@@ -125,10 +125,14 @@ TEST_CASE("BSP, SSP with top-k and ASP with adaptive compression all learn MNIST
 
 TEST_CASE("a --profile run pushes ResNet-50's tensors through the cluster") {
   std::string json;
-  auto run = LaunchAndSummarize({"--profile=resnet50", "--clocks=6", "--gpu-ms=50",
-                                 "--staleness=1", "--compression=fixed:topk:0.01",
-                                 "--straggler=1.5", "--jitter=0.3"},
-                                &json);
+  const std::vector<std::string> flags = {"--profile=resnet50",
+                                          "--clocks=6",
+                                          "--gpu-ms=50",
+                                          "--staleness=1",
+                                          "--compression=fixed:topk:0.01",
+                                          "--straggler=1.5",
+                                          "--jitter=0.3"};
+  auto run = LaunchAndSummarize(flags, &json);
   INFO(run.status().ToString() << " " << json);
   REQUIRE(run.ok());
   CHECK(run->test_accuracy < 0);  // no model to evaluate
@@ -137,6 +141,17 @@ TEST_CASE("a --profile run pushes ResNet-50's tensors through the cluster") {
   // Pushes of ~1% of 25.6M parameters, pulls of what changed.
   CHECK(run->bytes_per_iter > 1e6);
   CHECK(run->samples_per_sec > 0);
+  // The same without batched pushes and pulls: each of the ~170 chunks a
+  // worker pushes and pulls costs a message and its reply again.
+  std::vector<std::string> unbatched_flags = flags;
+  unbatched_flags.push_back("--push-batch-kib=0");
+  unbatched_flags.push_back("--pull-batch-kib=0");
+  std::string unbatched_json;
+  auto unbatched = LaunchAndSummarize(unbatched_flags, &unbatched_json);
+  INFO(unbatched.status().ToString() << " " << unbatched_json);
+  REQUIRE(unbatched.ok());
+  CHECK(run->messages_per_iter > 0);
+  CHECK(run->messages_per_iter < unbatched->messages_per_iter / 2);
 }
 
 TEST_CASE("runs with gradients in GPU memory compress on the device and learn MNIST") {

@@ -6,10 +6,14 @@
 // one update and sends CLOCK. Worker w's update adds 2^-10 to element w and
 // to the last element (shared by all) with the server at SGD, lr 1, so the
 // values count exactly which updates a pull includes. The codec rotates
-// through none, fp16, bf16 and topk (exact for these values). At the end it
-// waits for everyone and checks the final values analytically.
-// --mode=bad: sends what a broken worker would and checks that each is
-// refused with an error while the chunk stays as it was.
+// through none, fp16, bf16 and topk (exact for these values). On odd clocks
+// the update goes in a PUSH_BATCH with a second, all-zero entry (two pushes
+// for SSP, one change). On even clocks the pull is a PULL_BATCH that also
+// brings a second copy up to date (dense first, then deltas), held to the
+// same bound. At the end it waits for everyone and checks the final values
+// analytically.
+// --mode=bad: sends what a broken worker would (pushes and batches) and
+// checks that each is refused with an error while the chunk stays as it was.
 // --mode=inspect: pulls once (the server should run async) and checks that
 // the chunk is one consistent state: whole counts, and the shared element
 // equal to their sum (each push adds to both under the chunk's lock).
@@ -28,6 +32,8 @@
 #include "absl/time/clock.h"
 #include "coordinator.grpc.pb.h"
 #include "core/common/logging.h"
+#include "core/transport/pull_batch.h"
+#include "core/transport/push_batch.h"
 #include "core/transport/transport.h"
 #include "kernels/codec.h"
 #include "tests/ready_file.h"
@@ -76,6 +82,44 @@ std::vector<uint8_t> UpdatePayload(uint32_t rank, uint32_t clock) {
   std::vector<uint8_t> payload;
   (void)Encode(g, {}, p, &payload);
   return payload;
+}
+
+// A batch of `payloads` for chunk (0, 0), or for `chunks` when given.
+std::vector<uint8_t> Batch(const std::vector<std::vector<uint8_t>>& payloads,
+                           std::vector<uint32_t> chunks = {}) {
+  std::vector<uint8_t> batch;
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    AppendPushBatchEntry(0, chunks.empty() ? 0 : chunks[i], payloads[i], &batch);
+  }
+  return batch;
+}
+
+// Pushes `update` at `clock`: alone on even clocks, else in a batch after
+// which an all-zero update follows. Returns the pushes sent.
+absl::StatusOr<uint32_t> PushUpdate(ServerClient& client, uint32_t clock,
+                                    const std::vector<uint8_t>& update) {
+  if (clock % 2 == 0) {
+    absl::Status pushed = client.Wait(client.PushAsync(0, 0, clock, update));
+    if (!pushed.ok()) return pushed;
+    return 1;
+  }
+  std::vector<uint8_t> zeros;
+  CodecParams fp16;
+  fp16.codec = CodecId::kFp16;
+  (void)Encode(std::vector<float>(kElements, 0.0f), {}, fp16, &zeros);
+  const std::vector<uint8_t> batch = Batch({update, zeros});
+  Ticket sent = client.PushBatchAsync(clock, 2, batch);
+  absl::Status status = client.Wait(sent);
+  if (!status.ok()) return status;
+  auto results = ServerClient::PushBatchResults(sent, 2);
+  if (!results.ok()) return results.status();
+  for (const absl::StatusOr<uint64_t>& result : *results) {
+    if (!result.ok()) return result.status();
+  }
+  if (*(*results)[1] <= *(*results)[0]) {
+    return absl::InternalError("the batch's second push did not follow its first");
+  }
+  return 2;
 }
 
 // How many updates of each worker a copy holds (values are exact).
@@ -141,9 +185,23 @@ int Train(ServerClient& client, int rank) {
                 "a pull with a mirror of the wrong size was not refused");
   CHECK_OR_FAIL(copy.values.empty(), "a refused pull changed the copy");
   int deltas = 0, not_modified = 0;
+  ChunkCopy second;  // pulled in batches only
   for (int c = 0; c < clocks; ++c) {
-    absl::StatusOr<PullForm> form =
-        client.Pull(0, 0, c, kElements, &copy, nullptr, absl::MakeSpan(mirror));
+    absl::StatusOr<PullForm> form;
+    if (c % 2 == 0) {
+      const ServerClient::PullRequest requests[] = {
+          {0, 0, kElements, &copy, nullptr, absl::MakeSpan(mirror)}, {0, 0, kElements, &second}};
+      auto forms = client.PullBatch(c, requests);
+      CHECK_OR_FAIL(forms.ok() && (*forms)[1].ok(),
+                    absl::StrCat("batch pull at ", c, ": ", forms.status().ToString()));
+      form = (*forms)[0];
+      for (int64_t count : Counts(second, workers)) {
+        CHECK_OR_FAIL(count >= c - s && count <= clocks,
+                      absl::StrCat("batch pull at clock ", c, " holds ", count, " updates"));
+      }
+    } else {
+      form = client.Pull(0, 0, c, kElements, &copy, nullptr, absl::MakeSpan(mirror));
+    }
     CHECK_OR_FAIL(form.ok(), absl::StrCat("pull at ", c, ": ", form.status().ToString()));
     CHECK_OR_FAIL(mirror == copy.values,
                   absl::StrCat("the mirror differs from the copy after the pull at ", c));
@@ -156,10 +214,9 @@ int Train(ServerClient& client, int rank) {
                     absl::StrCat("pull at clock ", c, " holds ", counts[u],
                                  " updates of worker ", u, ", needs ", need));
     }
-    const std::vector<uint8_t> payload = UpdatePayload(rank, c);
-    absl::Status pushed = client.Wait(client.PushAsync(0, 0, c, payload));
-    CHECK_OR_FAIL(pushed.ok(), absl::StrCat("push at ", c, ": ", pushed.ToString()));
-    absl::Status clocked = client.Clock(c + 1, 1);
+    absl::StatusOr<uint32_t> pushed = PushUpdate(client, c, UpdatePayload(rank, c));
+    CHECK_OR_FAIL(pushed.ok(), absl::StrCat("push at ", c, ": ", pushed.status().ToString()));
+    absl::Status clocked = client.Clock(c + 1, *pushed);
     CHECK_OR_FAIL(clocked.ok(), absl::StrCat("clock ", c + 1, ": ", clocked.ToString()));
   }
   // Advance our own view past everyone's last update, then wait for them:
@@ -181,7 +238,7 @@ int Train(ServerClient& client, int rank) {
   return 0;
 }
 
-int Bad(ServerClient& client, int rank) {
+int Bad(ServerClient& client, int rank, PeerId peer) {
   absl::StatusOr<uint32_t> start = client.Join();
   CHECK_OR_FAIL(start.ok(), start.status().ToString());
   ChunkCopy before;
@@ -201,6 +258,46 @@ int Bad(ServerClient& client, int rank) {
   garbage[0] ^= 0xFF;
   CHECK_OR_FAIL(refused(client.PushAsync(0, 0, clock, garbage)), "garbage accepted");
   CHECK_OR_FAIL(refused(client.PushAsync(0, 0, clock + 5000, good)), "future clock accepted");
+  // Batches: malformed ones are refused whole; a well-formed one answers
+  // each entry, and refuses each bad one.
+  const std::vector<uint8_t> two = Batch({good, good});
+  CHECK_OR_FAIL(refused(client.PushBatchAsync(clock, 3, two)), "batch of a wrong count accepted");
+  CHECK_OR_FAIL(refused(client.PushBatchAsync(clock, 0, {})), "empty batch accepted");
+  std::vector<uint8_t> overrun = two;
+  overrun[8] = 0xFF;  // the first entry's payload length
+  CHECK_OR_FAIL(refused(client.PushBatchAsync(clock, 2, overrun)), "overrunning batch accepted");
+  const std::vector<uint8_t> bad_entries =
+      Batch({good, wrong_size, garbage, std::vector<uint8_t>(5, 0)}, {7, 0, 0, 0});
+  Ticket answered = client.PushBatchAsync(clock, 4, bad_entries);
+  CHECK_OR_FAIL(client.Wait(answered).ok(), "a well-formed batch refused whole");
+  auto results = ServerClient::PushBatchResults(answered, 4);
+  CHECK_OR_FAIL(results.ok(), results.status().ToString());
+  CHECK_OR_FAIL((*results)[0].status().code() == absl::StatusCode::kNotFound,
+                "batch entry for an unknown chunk: " + (*results)[0].status().ToString());
+  CHECK_OR_FAIL(!(*results)[1].ok() && !(*results)[2].ok() && !(*results)[3].ok(),
+                "bad batch entries accepted");
+  // Pull batches: a malformed one is refused whole; an unknown chunk's
+  // entry is refused alone.
+  std::vector<uint8_t> pull_batch;
+  AppendPullBatchEntry({0, 0, ~uint64_t{0}}, &pull_batch);
+  WireHeader pull_header;
+  pull_header.kind = MessageKind::kPullBatch;
+  pull_header.clock = clock;
+  pull_header.element_count = 2;  // one entry sent
+  CHECK_OR_FAIL(!client.transport()
+                     ->Wait(client.transport()->Call(peer, pull_header, pull_batch, {},
+                                                     absl::Now() + absl::Seconds(10)))
+                     .ok(),
+                "a pull batch of the wrong size accepted");
+  ChunkCopy unknown, known;
+  const ServerClient::PullRequest mixed[] = {{0, 9, kElements, &unknown},
+                                             {0, 0, kElements, &known}};
+  auto pulled = client.PullBatch(clock, mixed);
+  CHECK_OR_FAIL(pulled.ok(), pulled.status().ToString());
+  CHECK_OR_FAIL((*pulled)[0].status().code() == absl::StatusCode::kNotFound,
+                "pull batch entry of an unknown chunk: " + (*pulled)[0].status().ToString());
+  CHECK_OR_FAIL((*pulled)[1].ok() && known.values == before.values,
+                "pull batch entry of a known chunk: " + (*pulled)[1].status().ToString());
   CHECK_OR_FAIL(client.Clock(clock + 1, 0).ok(), "a good CLOCK refused");
   CHECK_OR_FAIL(!client.Clock(clock + 1, 0).ok(), "duplicated CLOCK accepted");
   CHECK_OR_FAIL(!client.Clock(clock, 0).ok(), "CLOCK going backwards accepted");
@@ -253,7 +350,7 @@ int Main() {
                    << (*transport)->PeerTransportName(*peer).value_or("?");
   ServerClient client(transport->get(), *peer, absl::Seconds(60));
   const std::string mode = absl::GetFlag(FLAGS_mode);
-  if (mode == "bad") return Bad(client, rank);
+  if (mode == "bad") return Bad(client, rank, *peer);
   if (mode == "inspect") return Inspect(client, rank);
   return Train(client, rank);
 }

@@ -94,20 +94,21 @@ TEST_CASE("four workers train 1000 clocks under s = 2 and end exactly") {
                                   {"--clocks=1000", "--staleness=2", "--workers=4"}));
   }
   for (auto& w : workers) ExpectWorkerOk(*w);
-  // The same counts on /metrics (the ready file's third line is its port).
+  // Each worker pushes 1500 times: once on even clocks, twice (a batch) on
+  // odd ones. The same counts on /metrics (the ready file's third line is its port).
   auto ready = WaitForFile(server.ready_file, absl::Now());
   REQUIRE(ready.ok());
   const std::vector<std::string> lines = absl::StrSplit(*ready, '\n');
   REQUIRE(lines.size() >= 3);
   auto metrics = testing::HttpGet(static_cast<uint16_t>(std::stoi(lines[2])), "/metrics");
   REQUIRE(metrics.ok());
-  CHECK(metrics->find("leeway_server_pushes_applied_total 4000\n") != std::string::npos);
-  CHECK(metrics->find("leeway_server_staleness_by_worker_count{worker=\"3\"} 1000\n") !=
+  CHECK(metrics->find("leeway_server_pushes_applied_total 6000\n") != std::string::npos);
+  CHECK(metrics->find("leeway_server_staleness_by_worker_count{worker=\"3\"} 1500\n") !=
         std::string::npos);
   CHECK(metrics->find("leeway_transport_stalls_total 0\n") != std::string::npos);
   const std::string stats = StopServer(server);
   INFO(stats);
-  CHECK(stats.find("pushes_applied=4000 ") != std::string::npos);
+  CHECK(stats.find("pushes_applied=6000 ") != std::string::npos);
   CHECK(stats.find("bad_messages=0 ") != std::string::npos);
 }
 
@@ -122,7 +123,7 @@ TEST_CASE("bad pushes and clocks are refused; the server lives on") {
   ExpectWorkerOk(*bad);
   const std::string stats = StopServer(server);
   INFO(stats);
-  CHECK(stats.find("pushes_applied=5 ") != std::string::npos);
+  CHECK(stats.find("pushes_applied=7 ") != std::string::npos);  // 5 clocks, 2 of them batches
   CHECK(stats.find("bad_messages=0 ") == std::string::npos);
 }
 
@@ -224,7 +225,7 @@ TEST_CASE("a server with a coordinator follows its deaths and checkpoint request
   CHECK(WaitForFile(dir + "/ckpt/ckpt-1.manifest", absl::Now() + absl::Seconds(10)).ok());
 
   const std::string stats = StopServer(server);
-  CHECK(stats.find("pushes_applied=20 ") != std::string::npos);
+  CHECK(stats.find("pushes_applied=30 ") != std::string::npos);  // 20 clocks, 10 batches of 2
   coordinator->process->Signal(SIGTERM);
   CHECK(coordinator->process->Wait(absl::Now() + absl::Seconds(10)).ok());
 }

@@ -42,7 +42,7 @@ class Progress {
   std::ofstream history_;
   const absl::Time start_;
   double iteration_ms_ = 0, comm_ms_ = 0;
-  uint64_t bytes_ = 0, dense_bytes_ = 0, push_bytes_ = 0, samples_ = 0;
+  uint64_t bytes_ = 0, messages_ = 0, dense_bytes_ = 0, push_bytes_ = 0, samples_ = 0;
   int iterations_ = 0;
   double window_loss_ = 0;
   int window_ = 0;

@@ -13,6 +13,7 @@ IterationStats Iteration(double ms, double wait_ms, uint64_t bytes) {
   it.iteration_ms = ms;
   it.pull_wait_ms = wait_ms;
   it.bytes_sent = bytes;
+  it.messages = bytes / 100;
   it.dense_bytes = 4 * bytes;
   it.push_bytes = bytes;
   return it;
@@ -32,6 +33,7 @@ TEST_CASE("warm-up clocks count as clocks but not in the figures") {
   CHECK(result->samples_per_sec == Approx(100.0));  // 20 samples in 0.2 s
   CHECK(result->comm_share == Approx(0.25));        // 50 of 200 ms
   CHECK(result->bytes_per_iter == Approx(2000.0));
+  CHECK(result->messages_per_iter == Approx(20.0));
   CHECK(result->compression_ratio == Approx(4.0));
   CHECK(progress.Result(-1, 0).find("\"measured_clocks\": 2") != std::string::npos);
 }

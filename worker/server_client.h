@@ -46,6 +46,14 @@ class ServerClient {
   // One push; `payload` (a codec payload) must stay valid until done.
   Ticket PushAsync(uint32_t layer, uint32_t chunk, uint32_t clock,
                    absl::Span<const uint8_t> payload);
+  // Several pushes stamped `clock` in one message: `batch` holds `entries`
+  // entries (core/transport/push_batch.h) and must stay valid until done.
+  // The ticket fails when the whole batch was refused; PushBatchResults
+  // then reads each entry's result from its reply.
+  Ticket PushBatchAsync(uint32_t clock, uint32_t entries, absl::Span<const uint8_t> batch);
+  // Each entry's version or refusal, from a batch's successful ticket.
+  static absl::StatusOr<std::vector<absl::StatusOr<uint64_t>>> PushBatchResults(const Ticket& done,
+                                                                                uint32_t entries);
   // CLOCK(clock, pushes sent to this server for clock - 1).
   absl::Status Clock(uint32_t clock, uint32_t pushes);
   // Brings `copy` (of `elements` elements) up to date for a worker at
@@ -59,6 +67,20 @@ class ServerClient {
                                 uint32_t elements, ChunkCopy* copy,
                                 uint64_t* reply_bytes = nullptr,
                                 absl::Span<float> mirror = {});
+
+  // Several pulls at `clock` in one round trip (PULL_BATCH), each as Pull
+  // would do it: the whole batch fails (nothing changed) or each request
+  // gets its form or error.
+  struct PullRequest {
+    uint32_t layer = 0;
+    uint32_t chunk = 0;
+    uint32_t elements = 0;
+    ChunkCopy* copy = nullptr;
+    uint64_t* reply_bytes = nullptr;  // optional
+    absl::Span<float> mirror;         // optional
+  };
+  absl::StatusOr<std::vector<absl::StatusOr<PullForm>>> PullBatch(
+      uint32_t clock, absl::Span<const PullRequest> requests);
 
   // Waits for a ticket (driving progress on this thread).
   absl::Status Wait(const Ticket& ticket);

@@ -73,6 +73,10 @@ ABSL_FLAG(bool, overlap, true,
 ABSL_FLAG(std::string, gradients, "host",
           "where gradients and parameters live: host, or device (GPU memory: the MLP on "
           "cuBLAS, compression on the GPU, only payloads cross to the host)");
+ABSL_FLAG(int, push_batch_kib, 64,
+          "small chunk pushes travel together in messages of up to this many KiB (0: off)");
+ABSL_FLAG(int, pull_batch_kib, 4096,
+          "pulls of one clock travel together in messages of up to this many KiB as fp32 (0: off)");
 ABSL_FLAG(int, peer_timeout_ms, 3000,
           "a server connection silent this long is lost (raise it on saturated slow links, "
           "where keepalives queue behind bulk transfers)");
@@ -182,6 +186,18 @@ absl::StatusOr<std::unique_ptr<Worker>> ConnectWorker() {
   // Both models' parameter buffers are written by pulls alone.
   options.pull_changes_only = true;
   options.report_every = absl::GetFlag(FLAGS_report_every);
+  const int batch_kib = absl::GetFlag(FLAGS_push_batch_kib);
+  if (batch_kib < 0 || batch_kib > (16 << 10)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--push_batch_kib is 0 to 16384, not ", batch_kib));
+  }
+  options.push_batch_bytes = static_cast<size_t>(batch_kib) << 10;
+  const int pull_batch_kib = absl::GetFlag(FLAGS_pull_batch_kib);
+  if (pull_batch_kib < 0 || pull_batch_kib > (16 << 10)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pull_batch_kib is 0 to 16384, not ", pull_batch_kib));
+  }
+  options.pull_batch_bytes = static_cast<size_t>(pull_batch_kib) << 10;
   options.server_recovery_timeout = absl::Seconds(absl::GetFlag(FLAGS_server_wait));
   options.peer_timeout = absl::Milliseconds(std::max(100, absl::GetFlag(FLAGS_peer_timeout_ms)));
   absl::StatusOr<std::unique_ptr<Worker>> worker = Worker::Connect(options);

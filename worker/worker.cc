@@ -212,6 +212,7 @@ absl::Status Worker::Impl::WaitAccounted(const Ticket& ticket, double* blocked_m
 }
 
 absl::Status Worker::Impl::Clock(const IterationInfo& info) {
+  FlushPushes();
   absl::Status pushed;
   for (const Ticket& t : pending_pushes) {
     absl::Status s = WaitAccounted(t, &push_wait_ms);
@@ -238,6 +239,8 @@ absl::Status Worker::Impl::Clock(const IterationInfo& info) {
   last.compute_ms = std::max(0.0, last.iteration_ms - pull_wait_ms - push_wait_ms);
   last.bytes_sent = t.bytes_sent - transport_at_start.bytes_sent;
   last.bytes_received = t.bytes_received - transport_at_start.bytes_received;
+  last.messages = t.messages_sent + t.messages_received - transport_at_start.messages_sent -
+                  transport_at_start.messages_received;
   {
     absl::MutexLock lock(&stats_mu);
     last.dense_bytes = dense_bytes;

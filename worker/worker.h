@@ -84,6 +84,15 @@ struct WorkerOptions {
   // costs its changes, not a copy of the layer). Off: every pull writes
   // the whole layer.
   bool pull_changes_only = false;
+  // Chunk pushes of at most a quarter of this many bytes (encoded) travel
+  // to their server together, in PUSH_BATCH messages of up to this size
+  // (worker/push_batcher.h); 0: every chunk push is a message of its own.
+  size_t push_batch_bytes = 64 << 10;
+  // Pulls queued for one server at one clock travel together in PULL_BATCH
+  // messages of up to 32 chunks and this many bytes as fp32 (the most a
+  // reply can carry); a chunk bigger than this goes alone. 0: every pull
+  // is a message of its own.
+  size_t pull_batch_bytes = 4 << 20;
 };
 
 struct LayerDefinition {
@@ -109,6 +118,7 @@ struct IterationStats {
   double push_wait_ms = 0;  // blocked on pushes: communication not hidden
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
+  uint64_t messages = 0;     // data-plane messages sent and received
   uint64_t dense_bytes = 0;  // what the pushes would have been as fp32
   uint64_t push_bytes = 0;   // what they were
 };

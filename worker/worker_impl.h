@@ -21,6 +21,7 @@
 #include "worker/data_plane.h"
 #include "worker/device_layer_compressor.h"
 #include "worker/layer_compressor.h"
+#include "worker/push_batcher.h"
 #include "worker/server_client.h"
 #include "worker/ticket_group.h"
 #include "worker/worker.h"
@@ -109,16 +110,22 @@ struct PushJob {
   std::shared_ptr<TicketGroup> group;
 };
 
+// One message in flight: a chunk push, or a batch of them.
 struct PendingAck {
   Ticket ticket;
   ServerLink* server = nullptr;
   uint64_t generation = 0;  // the server connection it went over
-  std::shared_ptr<TicketGroup> group;
-  std::shared_ptr<std::vector<std::vector<uint8_t>>> payloads;  // kept alive
-  uint32_t layer = 0;
-  uint64_t bytes = 0;
+  std::vector<PushPart> parts;          // one per chunk push
+  bool batch = false;                   // a PUSH_BATCH: the reply has each part's result
+  std::shared_ptr<const void> payload;  // kept alive until the ticket is done
   absl::Time sent;
 };
+
+// A ticket that is done already, with `status` (worker_io.cc).
+Ticket FailedTicket(absl::Status status);
+// Why a push or pull (`call`) of `layer` with the device pointer `at`
+// cannot be queued; OK when it can (worker_io.cc).
+absl::Status DeviceCallRefusal(const char* call, uint32_t layer, size_t layers, const void* at);
 
 // A call failed because its server's process is gone (the transport fails
 // every operation on a lost peer with UNAVAILABLE): recovery's business.
@@ -142,13 +149,16 @@ class Worker::Impl {
   // one now running (training thread).
   bool ReportDue(uint32_t within = 1) const;
 
-  // worker_io.cc
+  // worker_io.cc (pushes) and worker_pull.cc (pulls)
   void StartThreads();
   void StopThreads();
   Ticket Push(uint32_t layer, absl::Span<const float> gradient);
   Ticket Pull(uint32_t layer, absl::Span<float> out);
   Ticket PushDevice(uint32_t layer, const float* gradient, void* stream);
   Ticket PullDevice(uint32_t layer, float* out, void* stream);
+  // Has the pushes queued so far sent without waiting in batches for more
+  // (training thread; the push thread sends them).
+  void FlushPushes();
 
   const WorkerOptions options;
   std::unique_ptr<DataPlane> data_plane;
@@ -180,6 +190,12 @@ class Worker::Impl {
   std::deque<PushJob> push_queue ABSL_GUARDED_BY(push_mu);
   std::deque<PendingAck> ack_queue ABSL_GUARDED_BY(push_mu);
   bool stopping ABSL_GUARDED_BY(push_mu) = false;
+  bool push_done ABSL_GUARDED_BY(push_mu) = false;  // the push thread has exited
+  uint64_t push_jobs_queued ABSL_GUARDED_BY(push_mu) = 0;
+  // Clock waits for the first this many jobs' pushes: once they have run,
+  // open batches go at once, not when they are due.
+  uint64_t flush_through ABSL_GUARDED_BY(push_mu) = 0;
+  std::unique_ptr<PushBatcher> batcher;  // push thread only
   std::thread push_thread;
   std::thread ack_thread;
 
@@ -195,7 +211,22 @@ class Worker::Impl {
   void PushLoop();
   void AckLoop();
   void PullLoop(ServerLink* server);
+  // The next pull of `server`'s queue and those after it that can share
+  // its PULL_BATCH (same clock, within options.pull_batch_bytes).
+  std::vector<PullJob> TakePulls(ServerLink* server) ABSL_EXCLUSIVE_LOCKS_REQUIRED(server->mu);
+  // Runs `jobs` (from TakePulls) on the server's pull thread: one PULL, or
+  // one PULL_BATCH, recovering the server if it was lost.
+  void RunPulls(ServerLink* server, const std::vector<PullJob>& jobs);
+  // Copies a pulled chunk to where the job wants it and reports the part.
+  void FinishPull(const PullJob& job, ChunkState& chunk, absl::Span<float> out, bool mirrored,
+                  absl::Status status, uint64_t reply_bytes);
   void RunPush(PushJob job);
+  // Sends one chunk push or batch on the push thread and queues its ack.
+  void SendPush(ServerLink* server, PushPart part, uint32_t chunk, uint32_t clock,
+                std::shared_ptr<const void> keep_alive, absl::Span<const uint8_t> payload);
+  void SendBatch(PushBatch batch);
+  // Hands `ack` (sent to `server`, or failed there) to the ack thread.
+  void QueueAck(PendingAck ack);
   // Queues a push or pull that passed its checks (training thread).
   Ticket QueuePush(PushJob job);
   Ticket QueuePull(PullJob prototype);

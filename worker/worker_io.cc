@@ -1,17 +1,22 @@
-// The worker's data-plane threads: compression and pushes (push thread),
-// push acknowledgements (ack thread), and pulls (one thread per server).
-#include <cstring>
+// The worker's data-plane threads and pushes: compression and pushes
+// (push thread), push acknowledgements (ack thread); the pull threads are
+// in worker_pull.cc.
+#include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/logging.h"
 #include "core/common/thread_name.h"
 #include "kernels/codec_cuda.h"
-#include "kernels/device_memory.h"
 #include "worker/worker_impl.h"
 
 namespace leeway {
 
 void Worker::Impl::StartThreads() {
+  PushBatcherOptions batching;
+  batching.max_batch_bytes = options.push_batch_bytes;
+  batching.max_entry_bytes = options.push_batch_bytes / 4;
+  batcher = std::make_unique<PushBatcher>(batching);
   push_thread = std::thread([this] {
     NameThisThread("lw-push");
     PushLoop();
@@ -47,14 +52,18 @@ void Worker::Impl::StopThreads() {
 
 namespace {
 
-Ticket Failed(absl::Status status) {
+// The longest a small push waits in a batch for more to join it (unless
+// someone waits for it: FlushPushes).
+constexpr absl::Duration kMaxBatchDelay = absl::Milliseconds(5);
+
+}  // namespace
+
+Ticket FailedTicket(absl::Status status) {
   auto group = TicketGroup::Create(1);
   group->PartDone(std::move(status));
   return group->ticket();
 }
 
-// Why a push or pull (`call`) of `layer` with the device pointer `at`
-// cannot be queued; OK when it can.
 absl::Status DeviceCallRefusal(const char* call, uint32_t layer, size_t layers, const void* at) {
   if (layer >= layers) return absl::InvalidArgumentError(absl::StrCat("no layer ", layer));
   if (!DeviceCodecsAvailable()) {
@@ -68,11 +77,9 @@ absl::Status DeviceCallRefusal(const char* call, uint32_t layer, size_t layers, 
   return absl::OkStatus();
 }
 
-}  // namespace
-
 Ticket Worker::Impl::Push(uint32_t layer, absl::Span<const float> gradient) {
   if (layer >= layers.size()) {
-    return Failed(absl::InvalidArgumentError(absl::StrCat("no layer ", layer)));
+    return FailedTicket(absl::InvalidArgumentError(absl::StrCat("no layer ", layer)));
   }
   PushJob job;
   job.layer = layer;
@@ -82,7 +89,7 @@ Ticket Worker::Impl::Push(uint32_t layer, absl::Span<const float> gradient) {
 
 Ticket Worker::Impl::PushDevice(uint32_t layer, const float* gradient, void* stream) {
   absl::Status refused = DeviceCallRefusal("a push", layer, layers.size(), gradient);
-  if (!refused.ok()) return Failed(std::move(refused));
+  if (!refused.ok()) return FailedTicket(std::move(refused));
   PushJob job;
   job.layer = layer;
   job.device_gradient = gradient;
@@ -103,24 +110,66 @@ Ticket Worker::Impl::QueuePush(PushJob job) {
   pending_pushes.push_back(ticket);
   absl::MutexLock lock(&push_mu);
   push_queue.push_back(std::move(job));
+  ++push_jobs_queued;
   return ticket;
 }
 
+namespace {
+
+// What the push thread waits for: work, the end, or (while batches are
+// open) Clock waiting for jobs whose pushes they hold.
+struct PushWork {
+  Worker::Impl* impl;
+  bool batches_open;
+  uint64_t jobs_flushed;  // the jobs whose pushes have all been sent
+};
+
+bool PushWorkReady(PushWork* w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  return w->impl->stopping || !w->impl->push_queue.empty() ||
+         (w->batches_open && w->impl->flush_through > w->jobs_flushed);
+}
+
+}  // namespace
+
+void Worker::Impl::FlushPushes() {
+  absl::MutexLock lock(&push_mu);
+  flush_through = push_jobs_queued;
+}
+
 void Worker::Impl::PushLoop() {
+  uint64_t jobs_run = 0;
+  uint64_t jobs_flushed = 0;
   while (true) {
-    PushJob job;
+    std::optional<PushJob> job;
     {
       absl::MutexLock lock(&push_mu);
-      push_mu.Await(absl::Condition(
-          +[](Impl* impl) ABSL_EXCLUSIVE_LOCKS_REQUIRED(impl->push_mu) {
-            return impl->stopping || !impl->push_queue.empty();
-          },
-          this));
-      if (push_queue.empty()) return;
-      job = std::move(push_queue.front());
-      push_queue.pop_front();
+      // Open batches wait a little for more small pushes, unless Clock
+      // waits for them or the push thread stops.
+      PushWork work{this, !batcher->empty(), jobs_flushed};
+      push_mu.AwaitWithDeadline(
+          absl::Condition(&PushWorkReady, &work),
+          work.batches_open ? batcher->OldestOpened() + kMaxBatchDelay : absl::InfiniteFuture());
+      if (!push_queue.empty()) {
+        job = std::move(push_queue.front());
+        push_queue.pop_front();
+      } else {
+        if (stopping && !work.batches_open) {
+          push_done = true;
+          return;
+        }
+      }
     }
-    RunPush(std::move(job));
+    if (job.has_value()) {
+      RunPush(*std::move(job));
+      ++jobs_run;
+      // A busy push thread sends the batches that are due between jobs.
+      for (PushBatch& batch : batcher->TakeOpenedBefore(absl::Now() - kMaxBatchDelay)) {
+        SendBatch(std::move(batch));
+      }
+    } else {
+      for (PushBatch& batch : batcher->Take()) SendBatch(std::move(batch));
+    }
+    if (batcher->empty()) jobs_flushed = jobs_run;
   }
 }
 
@@ -131,32 +180,20 @@ void Worker::Impl::RunPush(PushJob job) {
                     (uint64_t{job.layer} << 24) ^ job.clock;
   auto payloads = std::make_shared<std::vector<std::vector<uint8_t>>>();
   size_t sent = 0;
-  // Each chunk goes out as soon as it is encoded, while the next encodes.
+  // Each chunk goes out as soon as it is encoded, while the next encodes;
+  // small ones join their server's batch.
   auto send = [&](size_t i) {
     ChunkState& chunk = layer.chunks[i];
     const std::vector<uint8_t>& payload = (*payloads)[i];
-    PendingAck ack;
-    ack.sent = absl::Now();
     ++sent;
-    {
-      // Counted and sent on one connection generation (recovery resets it).
-      ServerLink* server = chunk.server;
-      absl::MutexLock lock(&server->mu);
-      if (!server->failed.ok()) {
-        job.group->PartDone(server->failed);
-        return;
-      }
-      ++server->pushes;
-      ack.ticket = server->client->PushAsync(job.layer, chunk.chunk, job.clock, payload);
-      ack.server = server;
-      ack.generation = server->generation;
+    PushPart part{job.group, job.layer};
+    if (!batcher->Takes(payload.size())) {
+      return SendPush(chunk.server, std::move(part), chunk.chunk, job.clock, payloads, payload);
     }
-    ack.group = job.group;
-    ack.payloads = payloads;
-    ack.layer = job.layer;
-    ack.bytes = payload.size();
-    absl::MutexLock lock(&push_mu);
-    ack_queue.push_back(std::move(ack));
+    for (PushBatch& batch : batcher->Add(chunk.server, job.clock, job.layer, chunk.chunk, payload,
+                                         std::move(part), absl::Now())) {
+      SendBatch(std::move(batch));
+    }
   };
   const absl::Time start = absl::Now();
   CompressionStats stats;
@@ -176,6 +213,56 @@ void Worker::Impl::RunPush(PushJob job) {
   ++s.pushes;
   dense_bytes += layer.spec.elements() * sizeof(float);
   push_bytes += stats.payload_bytes;
+}
+
+void Worker::Impl::SendPush(ServerLink* server, PushPart part, uint32_t chunk, uint32_t clock,
+                            std::shared_ptr<const void> keep_alive,
+                            absl::Span<const uint8_t> payload) {
+  PendingAck ack;
+  ack.sent = absl::Now();
+  ack.parts.push_back(std::move(part));
+  ack.payload = std::move(keep_alive);
+  {
+    // Counted and sent on one connection generation (recovery resets it).
+    absl::MutexLock lock(&server->mu);
+    if (server->failed.ok()) {
+      ++server->pushes;
+      ack.ticket = server->client->PushAsync(ack.parts[0].layer, chunk, clock, payload);
+      ack.server = server;
+      ack.generation = server->generation;
+    } else {
+      ack.ticket = FailedTicket(server->failed);
+    }
+  }
+  QueueAck(std::move(ack));
+}
+
+void Worker::Impl::SendBatch(PushBatch batch) {
+  PendingAck ack;
+  ack.sent = absl::Now();
+  ack.batch = true;
+  ack.parts = std::move(batch.parts);
+  auto bytes = std::make_shared<const std::vector<uint8_t>>(std::move(batch.bytes));
+  ack.payload = bytes;
+  ServerLink* server = batch.server;
+  {
+    absl::MutexLock lock(&server->mu);
+    if (server->failed.ok()) {
+      server->pushes += static_cast<uint32_t>(ack.parts.size());
+      ack.ticket = server->client->PushBatchAsync(batch.clock,
+                                                  static_cast<uint32_t>(ack.parts.size()), *bytes);
+      ack.server = server;
+      ack.generation = server->generation;
+    } else {
+      ack.ticket = FailedTicket(server->failed);
+    }
+  }
+  QueueAck(std::move(ack));
+}
+
+void Worker::Impl::QueueAck(PendingAck ack) {
+  absl::MutexLock lock(&push_mu);
+  ack_queue.push_back(std::move(ack));
 }
 
 absl::Status Worker::Impl::Compress(const PushJob& job, std::vector<std::vector<uint8_t>>* payloads,
@@ -214,8 +301,7 @@ void Worker::Impl::AckLoop() {
       absl::MutexLock lock(&push_mu);
       push_mu.Await(absl::Condition(
           +[](Impl* impl) ABSL_EXCLUSIVE_LOCKS_REQUIRED(impl->push_mu) {
-            return !impl->ack_queue.empty() ||
-                   (impl->stopping && impl->push_queue.empty());
+            return !impl->ack_queue.empty() || (impl->stopping && impl->push_done);
           },
           this));
       if (ack_queue.empty()) return;
@@ -225,131 +311,32 @@ void Worker::Impl::AckLoop() {
     // The transport fails a call at its deadline (ServerClient's timeout).
     absl::Status status = ack.ticket.Wait();
     const double seconds = absl::ToDoubleSeconds(absl::Now() - ack.sent);
-    if (IsPeerLoss(status)) {
+    std::vector<absl::Status> results(ack.parts.size(), status);
+    if (IsPeerLoss(status) && ack.server != nullptr) {
       // The server died with it: lost, like its updates since its last
       // checkpoint; the clock goes on once the server is back.
       {
         absl::MutexLock lock(&stats_mu);
-        ++lost_pushes;
+        lost_pushes += ack.parts.size();
       }
       absl::MutexLock lock(&ack.server->mu);
       if (ack.server->generation == ack.generation) ack.server->recovery_requested = true;
-      status = absl::OkStatus();
+      std::fill(results.begin(), results.end(), absl::OkStatus());
     } else if (status.ok()) {
-      absl::MutexLock lock(&stats_mu);
-      layer_stats[ack.layer].push_ms += seconds * 1000;
-      push_seconds += seconds;
-    }
-    ack.group->PartDone(status);
-  }
-}
-
-Ticket Worker::Impl::Pull(uint32_t layer, absl::Span<float> out) {
-  if (layer >= layers.size() || out.size() != layers[layer].spec.elements()) {
-    return Failed(absl::InvalidArgumentError(absl::StrCat(
-        "pull of layer ", layer, " into ", out.size(), " elements: no such layer or size")));
-  }
-  PullJob job;
-  job.layer = layer;
-  job.out = out;
-  return QueuePull(std::move(job));
-}
-
-Ticket Worker::Impl::PullDevice(uint32_t layer, float* out, void* stream) {
-  absl::Status refused = DeviceCallRefusal("a pull", layer, layers.size(), out);
-  if (!refused.ok()) return Failed(std::move(refused));
-  PullJob job;
-  job.layer = layer;
-  job.device_out = out;
-  job.stream = stream;
-  return QueuePull(std::move(job));
-}
-
-Ticket Worker::Impl::QueuePull(PullJob prototype) {
-  LayerState& state = layers[prototype.layer];
-  auto group = TicketGroup::Create(static_cast<int>(state.chunks.size()));
-  for (size_t i = 0; i < state.chunks.size(); ++i) {
-    PullJob job = prototype;
-    job.chunk_index = i;
-    job.clock = clock;
-    job.group = group;
-    job.sequence = pull_sequence++;
-    ServerLink* server = state.chunks[i].server;
-    absl::MutexLock lock(&server->mu);
-    server->pulls.push(std::move(job));
-  }
-  return group->ticket();
-}
-
-void Worker::Impl::PullLoop(ServerLink* server) {
-  while (true) {
-    PullJob job;
-    uint64_t lost_generation = 0;
-    bool recover = false;
-    {
-      absl::MutexLock lock(&server->mu);
-      server->mu.Await(absl::Condition(
-          +[](ServerLink* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu) {
-            return s->stopping || !s->pulls.empty() || s->recovery_requested;
-          },
-          server));
-      if (server->stopping && server->pulls.empty()) return;
-      recover = server->recovery_requested;
-      lost_generation = server->generation;
-      if (!recover) {
-        job = server->pulls.top();
-        server->pulls.pop();
-      }
-    }
-    if (recover) {
-      Recover(server, lost_generation).IgnoreError();  // kept in server->failed
-      continue;
-    }
-    ChunkState& chunk = layers[job.layer].chunks[job.chunk_index];
-    const bool device = job.device_out != nullptr;
-    const absl::Span<float> out =
-        device ? absl::Span<float>() : job.out.subspan(chunk.offset, chunk.elements);
-    // The buffer the last pull left equal to the cache gets the changes alone.
-    const bool mirrored = !device && options.pull_changes_only && chunk.mirror == out.data();
-    chunk.mirror = nullptr;
-    uint64_t reply_bytes = 0;
-    absl::StatusOr<PullForm> form;
-    while (true) {
-      std::shared_ptr<ServerClient> client;
-      uint64_t generation = 0;
-      {
-        absl::MutexLock lock(&server->mu);
-        if (!server->failed.ok()) {
-          form = server->failed;
-          break;
+      if (ack.batch) {
+        auto entries =
+            ServerClient::PushBatchResults(ack.ticket, static_cast<uint32_t>(ack.parts.size()));
+        for (size_t i = 0; i < results.size(); ++i) {
+          results[i] = entries.ok() ? (*entries)[i].status() : entries.status();
         }
-        client = server->client;
-        generation = server->generation;
-      }
-      form = client->Pull(job.layer, chunk.chunk, job.clock, chunk.elements, &chunk.cache,
-                          &reply_bytes, mirrored ? out : absl::Span<float>());
-      if (!IsPeerLoss(form.status())) break;
-      absl::Status recovered = Recover(server, generation);
-      if (!recovered.ok()) {
-        form = recovered;
-        break;
-      }
-    }
-    absl::Status status = form.status();
-    if (form.ok()) {
-      if (device) {
-        status = CopyToDevice(job.device_out + chunk.offset, chunk.cache.values.data(),
-                              chunk.elements * sizeof(float), job.stream);
-      } else {
-        if (!mirrored) {
-          std::memcpy(out.data(), chunk.cache.values.data(), chunk.elements * sizeof(float));
-        }
-        if (options.pull_changes_only) chunk.mirror = out.data();
       }
       absl::MutexLock lock(&stats_mu);
-      layer_stats[job.layer].bytes_pulled += reply_bytes;
+      for (const PushPart& part : ack.parts) {
+        layer_stats[part.layer].push_ms += seconds * 1000;
+        push_seconds += seconds;
+      }
     }
-    job.group->PartDone(status);
+    for (size_t i = 0; i < ack.parts.size(); ++i) ack.parts[i].group->PartDone(results[i]);
   }
 }
 

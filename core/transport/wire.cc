@@ -23,6 +23,10 @@ const char* MessageKindName(MessageKind kind) {
     case MessageKind::kClock: return "CLOCK";
     case MessageKind::kError: return "ERROR";
     case MessageKind::kKeepalive: return "KEEPALIVE";
+    case MessageKind::kPushBatch:
+      return "PUSH_BATCH";
+    case MessageKind::kPullBatch:
+      return "PULL_BATCH";
   }
   return "UNKNOWN";
 }

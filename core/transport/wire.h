@@ -33,9 +33,11 @@ enum class MessageKind : uint8_t {
   kClock = 5,      // worker -> server: CLOCK(c+1, pushes sent)
   kError = 6,      // either way: a Status in reply to a bad message
   kKeepalive = 7,  // either way: liveness probe and its reply
+  kPushBatch = 8,  // worker -> server: several small PUSHes (push_batch.h)
+  kPullBatch = 9,  // worker -> server: several small PULLs (pull_batch.h)
 };
 constexpr int kMinMessageKind = 1;
-constexpr int kMaxMessageKind = 7;
+constexpr int kMaxMessageKind = 9;
 
 const char* MessageKindName(MessageKind kind);
 bool IsKnownMessageKind(int kind);

@@ -1,6 +1,8 @@
 // libFuzzer target for everything a receiver decodes from the network before
 // use: the wire header with its AM id and payload length (ValidateIncoming),
-// then the payloads the transport itself reads (HELLO, ERROR).
+// then the payloads the transport itself reads (HELLO, ERROR) and the push
+// and pull batch framing (push_batch.h, pull_batch.h) that servers and
+// workers read.
 //
 // Input layout: byte 0 = AM id, bytes 1..64 = header (fewer when the input
 // is shorter: a truncated header), the rest = payload.
@@ -8,6 +10,8 @@
 #include <cstdint>
 
 #include "core/transport/hello.h"
+#include "core/transport/pull_batch.h"
+#include "core/transport/push_batch.h"
 #include "core/transport/wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -29,6 +33,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else if (decoded->kind == leeway::MessageKind::kError) {
     absl::Status remote;
     (void)leeway::DecodeErrorPayload(payload, &remote);
+  } else if (decoded->kind == leeway::MessageKind::kPushBatch) {
+    if (decoded->is_reply()) {
+      (void)leeway::DecodePushBatchReply(payload, decoded->element_count);
+    } else {
+      (void)leeway::DecodePushBatch(payload, decoded->element_count);
+    }
+  } else if (decoded->kind == leeway::MessageKind::kPullBatch) {
+    if (decoded->is_reply()) {
+      (void)leeway::DecodePullBatchReply(payload, decoded->element_count);
+    } else {
+      (void)leeway::DecodePullBatch(payload, decoded->element_count);
+    }
   }
   return 0;
 }
