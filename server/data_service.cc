@@ -22,6 +22,10 @@ uint64_t ChunkKey(uint32_t layer, uint32_t chunk) {
 // so reads never wait behind one another.
 constexpr uint64_t kReadKeyBase = uint64_t{1} << 63;
 
+// What an entry of a pull batch's reply adds to its chunk's dense size, at
+// most: the entry header, a codec payload header, padding.
+constexpr uint64_t kPullBatchEntryBound = 128;
+
 }  // namespace
 
 DataService::DataService(ServerCore* core, Transport* transport,
@@ -240,6 +244,20 @@ void DataService::OnPullBatch(Message m) {
   if (!decoded.ok()) {
     core_->CountBadMessage();
     return Fail(*shared, decoded.status());
+  }
+  // The reply holds every entry's answer, each at most its chunk dense:
+  // a batch whose answers could outgrow a message is refused up front.
+  uint64_t bound = 0;
+  for (const PullBatchEntry& e : *decoded) {
+    absl::StatusOr<Chunk*> chunk = core_->FindChunk(e.layer, e.chunk);
+    bound += kPullBatchEntryBound + (chunk.ok() ? uint64_t{(*chunk)->info().elements} * 4 : 0);
+  }
+  if (bound > transport_->options().limits.max_payload_bytes) {
+    core_->CountBadMessage();
+    return Fail(*shared, absl::InvalidArgumentError(
+                             absl::StrCat("a pull batch whose reply could take ", bound,
+                                          " bytes, over the message limit of ",
+                                          transport_->options().limits.max_payload_bytes)));
   }
   auto entries = std::make_shared<std::vector<PullBatchEntry>>(*std::move(decoded));
   core_->WhenClockReadable(

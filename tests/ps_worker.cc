@@ -289,6 +289,15 @@ int Bad(ServerClient& client, int rank, PeerId peer) {
                                                      absl::Now() + absl::Seconds(10)))
                      .ok(),
                 "a pull batch of the wrong size accepted");
+  // One whose answers could outgrow a message (4096 x 16 KiB dense).
+  std::vector<uint8_t> huge;
+  for (uint32_t i = 0; i < kMaxBatchEntries; ++i) AppendPullBatchEntry({0, 0, 0}, &huge);
+  pull_header.element_count = kMaxBatchEntries;
+  Ticket too_big =
+      client.transport()->Call(peer, pull_header, huge, {}, absl::Now() + absl::Seconds(10));
+  absl::Status too_big_status = client.transport()->Wait(too_big);
+  CHECK_OR_FAIL(too_big_status.code() == absl::StatusCode::kInvalidArgument,
+                "a pull batch too big to answer: " + too_big_status.ToString());
   ChunkCopy unknown, known;
   const ServerClient::PullRequest mixed[] = {{0, 9, kElements, &unknown},
                                              {0, 0, kElements, &known}};
