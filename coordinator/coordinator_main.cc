@@ -41,7 +41,9 @@ ABSL_FLAG(uint64_t, job_id, 1, "job id");
 ABSL_FLAG(std::string, staleness, "0", "SSP staleness bound, or async");
 ABSL_FLAG(int, workers, 1, "workers the job expects");
 ABSL_FLAG(int, servers, 1, "servers the job expects before the shard map is built");
-ABSL_FLAG(uint64_t, chunk_bytes, 4 << 20, "largest chunk of a layer");
+ABSL_FLAG(uint64_t, chunk_bytes, 4 << 20,
+          "largest chunk of a layer, 1 KiB to 16 MiB (its messages must fit the data plane's "
+          "64 MiB)");
 ABSL_FLAG(int, heartbeat_interval_ms, 1000, "how often members heartbeat");
 ABSL_FLAG(int, heartbeat_timeout_ms, 5000, "silence after which a member is dead/down");
 ABSL_FLAG(std::string, policy, "adaptive", "none, adaptive, fixed:<codec>[:<density>]");
@@ -81,7 +83,13 @@ int Run() {
   }
   config.expected_workers = absl::GetFlag(FLAGS_workers);
   config.expected_servers = absl::GetFlag(FLAGS_servers);
+  // A chunk travels whole: dense, or as pairs of up to twice its size, and
+  // both must fit one data-plane message (WireLimits, 64 MiB).
   config.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+  if (config.chunk_bytes < (1u << 10) || config.chunk_bytes > (16u << 20)) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--chunk_bytes must be 1024 to 16777216, not ", config.chunk_bytes)));
+  }
   config.heartbeat_interval = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_interval_ms));
   config.heartbeat_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_timeout_ms));
   config.plan_window = std::max(1, absl::GetFlag(FLAGS_plan_window));

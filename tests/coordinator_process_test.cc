@@ -218,6 +218,24 @@ TEST_CASE("members register, heartbeat, die, and the CLI sees it all") {
   CHECK(*exit_code == 0);
 }
 
+TEST_CASE("a coordinator refuses chunks its data plane could not carry") {
+  const std::string dir = MakeTempDir("chunkbytes");
+  std::ofstream(dir + "/token") << "cluster-secret\n";
+  for (const char* bytes : {"0", "1023", "16777217", "100000000"}) {
+    auto process = Subprocess::Start({RunfilePath("coordinator/leeway-coordinator"),
+                                      "--listen=127.0.0.1:0", "--token_file=" + dir + "/token",
+                                      "--metrics_port=-1", std::string("--chunk_bytes=") + bytes},
+                                     {}, dir + "/coordinator.log");
+    REQUIRE(process.ok());
+    auto code = (*process)->Wait(absl::Now() + absl::Seconds(10));
+    INFO(bytes << ": " << (*process)->Output());
+    REQUIRE(code.ok());
+    CHECK(*code == 2);
+    CHECK((*process)->Output().find(std::string("--chunk_bytes must be 1024 to 16777216, not ") +
+                                    bytes) != std::string::npos);
+  }
+}
+
 TEST_CASE("the CLI says when the coordinator cannot be reached") {
   Coordinator c;
   c.dir = MakeTempDir("nocoordinator");
