@@ -22,6 +22,13 @@ uint64_t ChunkKey(uint32_t layer, uint32_t chunk) {
 // so reads never wait behind one another.
 constexpr uint64_t kReadKeyBase = uint64_t{1} << 63;
 
+// The codec of a pull's answer (0 for "not modified").
+uint8_t ReplyCodec(const PullReply& reply) {
+  if (reply.payload().empty()) return 0;
+  auto payload = ReadPayloadHeader(reply.payload());
+  return payload.ok() ? static_cast<uint8_t>(payload->codec) : 0;
+}
+
 // What an entry of a pull batch's reply adds to its chunk's dense size, at
 // most: the entry header, a codec payload header, padding.
 constexpr uint64_t kPullBatchEntryBound = 128;
@@ -225,10 +232,7 @@ void DataService::OnPull(Message m) {
           header.clock = shared->header.clock;
           header.version = reply->version;
           header.element_count = target->info().elements;
-          if (!reply->payload().empty()) {
-            auto payload = ReadPayloadHeader(reply->payload());
-            if (payload.ok()) header.codec = static_cast<uint8_t>(payload->codec);
-          }
+          header.codec = ReplyCodec(*reply);
           // No copy: the body may be shared with other pulls (Chunk::Read).
           transport_->ReplyShared(*shared, header, std::move(reply->body));
         });
@@ -272,12 +276,8 @@ void DataService::OnPullBatch(Message m) {
             if (!chunk.ok()) core_->CountBadMessage();
             absl::StatusOr<PullReply> reply =
                 chunk.ok() ? (*chunk)->Read(e.version, shared->header.clock) : chunk.status();
-            uint8_t codec = 0;
-            if (reply.ok() && !reply->payload().empty()) {
-              auto payload = ReadPayloadHeader(reply->payload());
-              if (payload.ok()) codec = static_cast<uint8_t>(payload->codec);
-            }
-            AppendPullBatchResult(reply.status(), reply.ok() ? reply->version : 0, codec,
+            AppendPullBatchResult(reply.status(), reply.ok() ? reply->version : 0,
+                                  reply.ok() ? ReplyCodec(*reply) : 0,
                                   reply.ok() ? reply->payload() : absl::Span<const uint8_t>(),
                                   &body);
           }

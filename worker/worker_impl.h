@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <queue>
 #include <string>
@@ -225,8 +226,11 @@ class Worker::Impl {
   void SendPush(ServerLink* server, PushPart part, uint32_t chunk, uint32_t clock,
                 std::shared_ptr<const void> keep_alive, absl::Span<const uint8_t> payload);
   void SendBatch(PushBatch batch);
-  // Hands `ack` (sent to `server`, or failed there) to the ack thread.
-  void QueueAck(PendingAck ack);
+  // Counts `ack`'s pushes and sends them with `send` on `server`'s
+  // connection (or fails them with the server's failure), then hands the
+  // ack to the ack thread.
+  void Dispatch(ServerLink* server, PendingAck ack,
+                const std::function<Ticket(ServerClient&)>& send);
   // Queues a push or pull that passed its checks (training thread).
   Ticket QueuePush(PushJob job);
   Ticket QueuePull(PullJob prototype);

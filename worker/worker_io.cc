@@ -219,48 +219,40 @@ void Worker::Impl::SendPush(ServerLink* server, PushPart part, uint32_t chunk, u
                             std::shared_ptr<const void> keep_alive,
                             absl::Span<const uint8_t> payload) {
   PendingAck ack;
-  ack.sent = absl::Now();
+  const uint32_t layer = part.layer;
   ack.parts.push_back(std::move(part));
   ack.payload = std::move(keep_alive);
-  {
-    // Counted and sent on one connection generation (recovery resets it).
-    absl::MutexLock lock(&server->mu);
-    if (server->failed.ok()) {
-      ++server->pushes;
-      ack.ticket = server->client->PushAsync(ack.parts[0].layer, chunk, clock, payload);
-      ack.server = server;
-      ack.generation = server->generation;
-    } else {
-      ack.ticket = FailedTicket(server->failed);
-    }
-  }
-  QueueAck(std::move(ack));
+  Dispatch(server, std::move(ack),
+           [&](ServerClient& client) { return client.PushAsync(layer, chunk, clock, payload); });
 }
 
 void Worker::Impl::SendBatch(PushBatch batch) {
   PendingAck ack;
-  ack.sent = absl::Now();
   ack.batch = true;
   ack.parts = std::move(batch.parts);
   auto bytes = std::make_shared<const std::vector<uint8_t>>(std::move(batch.bytes));
   ack.payload = bytes;
-  ServerLink* server = batch.server;
+  const auto entries = static_cast<uint32_t>(ack.parts.size());
+  Dispatch(batch.server, std::move(ack), [&](ServerClient& client) {
+    return client.PushBatchAsync(batch.clock, entries, *bytes);
+  });
+}
+
+void Worker::Impl::Dispatch(ServerLink* server, PendingAck ack,
+                            const std::function<Ticket(ServerClient&)>& send) {
+  ack.sent = absl::Now();
   {
+    // Counted and sent on one connection generation (recovery resets it).
     absl::MutexLock lock(&server->mu);
     if (server->failed.ok()) {
       server->pushes += static_cast<uint32_t>(ack.parts.size());
-      ack.ticket = server->client->PushBatchAsync(batch.clock,
-                                                  static_cast<uint32_t>(ack.parts.size()), *bytes);
+      ack.ticket = send(*server->client);
       ack.server = server;
       ack.generation = server->generation;
     } else {
       ack.ticket = FailedTicket(server->failed);
     }
   }
-  QueueAck(std::move(ack));
-}
-
-void Worker::Impl::QueueAck(PendingAck ack) {
   absl::MutexLock lock(&push_mu);
   ack_queue.push_back(std::move(ack));
 }

@@ -14,17 +14,43 @@ void AppendPadded(absl::string_view text, std::vector<uint8_t>* out) {
                out);
 }
 
-absl::StatusOr<absl::Span<const uint8_t>> ReadPadded(absl::Span<const uint8_t> message, size_t at,
-                                                     size_t length, const std::string& what) {
-  const size_t left = at <= message.size() ? message.size() - at : 0;
-  if (Padded8(length) > left) {
+absl::StatusOr<const uint8_t*> BatchReader::Header(size_t bytes, const std::string& what) {
+  if (message_.size() - at_ < bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": the ", noun_, " ends in its header"));
+  }
+  const uint8_t* header = message_.data() + at_;
+  at_ += bytes;
+  return header;
+}
+
+absl::StatusOr<absl::Span<const uint8_t>> BatchReader::Padded(size_t length,
+                                                              const std::string& what) {
+  if (Padded8(length) > message_.size() - at_) {
     return absl::InvalidArgumentError(absl::StrCat(what, " of ", length, " bytes overruns the ",
-                                                   message.size(), "-byte message"));
+                                                   message_.size(), "-byte message"));
   }
-  for (size_t i = at + length; i < at + Padded8(length); ++i) {
-    if (message[i] != 0) return absl::InvalidArgumentError(absl::StrCat(what, ": nonzero padding"));
+  for (size_t i = at_ + length; i < at_ + Padded8(length); ++i) {
+    if (message_[i] != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": nonzero padding"));
+    }
   }
-  return message.subspan(at, length);
+  const absl::Span<const uint8_t> field = message_.subspan(at_, length);
+  at_ += Padded8(length);
+  return field;
+}
+
+absl::Status BatchReader::Finish(const std::string& what) const {
+  if (at_ != message_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " has ", message_.size() - at_, " bytes after them"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StatusFromWire(uint32_t code, absl::Span<const uint8_t> message) {
+  return absl::Status(
+      static_cast<absl::StatusCode>(code),
+      absl::string_view(reinterpret_cast<const char*>(message.data()), message.size()));
 }
 
 absl::Status CheckBatchEntries(uint32_t entries, const char* what) {

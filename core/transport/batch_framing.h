@@ -26,10 +26,35 @@ inline size_t Padded8(size_t bytes) { return (bytes + 7) & ~size_t{7}; }
 void AppendPadded(absl::Span<const uint8_t> bytes, std::vector<uint8_t>* out);
 void AppendPadded(absl::string_view text, std::vector<uint8_t>* out);
 
-// The `length` bytes at `at` in `message`, whose padding must follow them
-// and be zero; `what` names the field in the error.
-absl::StatusOr<absl::Span<const uint8_t>> ReadPadded(absl::Span<const uint8_t> message, size_t at,
-                                                     size_t length, const std::string& what);
+// Reads a batch message front to back: each entry's fixed header, then its
+// padded variable part. Every read checks what is left before it hands out
+// a view; `what` names the entry (or, for Finish, the message) in errors.
+class BatchReader {
+ public:
+  // `noun` names the message in errors: "batch" or "reply".
+  BatchReader(absl::Span<const uint8_t> message, const char* noun)
+      : message_(message), noun_(noun) {}
+
+  // The next `bytes` bytes: an entry's header.
+  absl::StatusOr<const uint8_t*> Header(size_t bytes, const std::string& what);
+  // The next `length` bytes, which zero padding up to a multiple of 8 must
+  // follow.
+  absl::StatusOr<absl::Span<const uint8_t>> Padded(size_t length, const std::string& what);
+  // OK when the entries took the whole message.
+  absl::Status Finish(const std::string& what) const;
+
+ private:
+  absl::Span<const uint8_t> message_;
+  const char* noun_;
+  size_t at_ = 0;
+};
+
+// Whether `code` is an absl::StatusCode (0, OK, included).
+inline bool IsStatusCode(uint32_t code) {
+  return code <= static_cast<uint32_t>(absl::StatusCode::kUnauthenticated);
+}
+// The Status a reply entry's code (IsStatusCode) and message stand for.
+absl::Status StatusFromWire(uint32_t code, absl::Span<const uint8_t> message);
 
 // OK for 1 to kMaxBatchEntries entries; `what` names the batch.
 absl::Status CheckBatchEntries(uint32_t entries, const char* what);

@@ -60,23 +60,23 @@ absl::StatusOr<std::vector<PullBatchResult>> DecodePullBatchReply(absl::Span<con
   if (absl::Status count = CheckBatchEntries(entries, "pull batch"); !count.ok()) return count;
   std::vector<PullBatchResult> out;
   out.reserve(entries);
-  size_t at = 0;
+  BatchReader reader(reply, "reply");
   for (uint32_t i = 0; i < entries; ++i) {
     const std::string what = absl::StrCat("pull batch reply entry ", i);
-    if (reply.size() - at < kReplyEntryHeaderBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": the reply ends in its header"));
-    }
-    const uint8_t* p = reply.data() + at;
+    absl::StatusOr<const uint8_t*> header = reader.Header(kReplyEntryHeaderBytes, what);
+    if (!header.ok()) return header.status();
+    const uint8_t* p = *header;
     PullBatchResult result;
     result.version = LoadLE64(p);
     const uint32_t code = LoadLE32(p + 8);
     const uint32_t length = LoadLE32(p + 12);
     result.codec = p[16];
     for (int b = 17; b < 24; ++b) {
-      if (p[b] != 0)
+      if (p[b] != 0) {
         return absl::InvalidArgumentError(absl::StrCat(what, ": nonzero reserved byte"));
+      }
     }
-    if (code > static_cast<uint32_t>(absl::StatusCode::kUnauthenticated)) {
+    if (!IsStatusCode(code)) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": status code ", code));
     }
     if (code != 0 && (length > kMaxErrorMessageBytes || result.version != 0 || result.codec != 0)) {
@@ -84,24 +84,17 @@ absl::StatusOr<std::vector<PullBatchResult>> DecodePullBatchReply(absl::Span<con
                                                      result.version, ", codec ", result.codec,
                                                      " and a ", length, "-byte message"));
     }
-    at += kReplyEntryHeaderBytes;
-    absl::StatusOr<absl::Span<const uint8_t>> body = ReadPadded(reply, at, length, what);
+    absl::StatusOr<absl::Span<const uint8_t>> body = reader.Padded(length, what);
     if (!body.ok()) return body.status();
-    at += Padded8(length);
     if (code == 0) {
       result.payload = *body;
     } else {
-      result.status = absl::Status(
-          static_cast<absl::StatusCode>(code),
-          absl::string_view(reinterpret_cast<const char*>(body->data()), body->size()));
-      result.version = 0;
+      result.status = StatusFromWire(code, *body);
     }
     out.push_back(result);
   }
-  if (at != reply.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("pull batch reply of ", entries, " entries has ",
-                                                   reply.size() - at, " bytes after them"));
-  }
+  absl::Status finished = reader.Finish(absl::StrCat("pull batch reply of ", entries, " entries"));
+  if (!finished.ok()) return finished;
   return out;
 }
 

@@ -1,7 +1,5 @@
 #include "core/transport/push_batch.h"
 
-#include <cstring>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/common/little_endian.h"
@@ -34,31 +32,20 @@ absl::StatusOr<std::vector<PushBatchEntry>> DecodePushBatch(absl::Span<const uin
   if (absl::Status count = CheckBatchEntries(entries, "push batch"); !count.ok()) return count;
   std::vector<PushBatchEntry> out;
   out.reserve(entries);
-  size_t at = 0;
+  BatchReader reader(batch, "batch");
   for (uint32_t i = 0; i < entries; ++i) {
     const std::string what = absl::StrCat("push batch entry ", i);
-    if (batch.size() - at < kPushBatchEntryHeaderBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": the batch ends in its header"));
-    }
-    const uint8_t* p = batch.data() + at;
-    if (LoadLE32(p + 12) != 0) {
+    absl::StatusOr<const uint8_t*> p = reader.Header(kPushBatchEntryHeaderBytes, what);
+    if (!p.ok()) return p.status();
+    if (LoadLE32(*p + 12) != 0) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": nonzero reserved field"));
     }
-    PushBatchEntry entry;
-    entry.layer = LoadLE32(p);
-    entry.chunk = LoadLE32(p + 4);
-    const uint32_t length = LoadLE32(p + 8);
-    at += kPushBatchEntryHeaderBytes;
-    absl::StatusOr<absl::Span<const uint8_t>> payload = ReadPadded(batch, at, length, what);
+    absl::StatusOr<absl::Span<const uint8_t>> payload = reader.Padded(LoadLE32(*p + 8), what);
     if (!payload.ok()) return payload.status();
-    entry.payload = *payload;
-    at += Padded8(length);
-    out.push_back(entry);
+    out.push_back(PushBatchEntry{LoadLE32(*p), LoadLE32(*p + 4), *payload});
   }
-  if (at != batch.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("push batch of ", entries, " entries has ",
-                                                   batch.size() - at, " bytes after them"));
-  }
+  absl::Status finished = reader.Finish(absl::StrCat("push batch of ", entries, " entries"));
+  if (!finished.ok()) return finished;
   return out;
 }
 
@@ -83,39 +70,31 @@ absl::StatusOr<std::vector<absl::StatusOr<uint64_t>>> DecodePushBatchReply(
   if (absl::Status count = CheckBatchEntries(entries, "push batch"); !count.ok()) return count;
   std::vector<absl::StatusOr<uint64_t>> out;
   out.reserve(entries);
-  size_t at = 0;
+  BatchReader reader(reply, "reply");
   for (uint32_t i = 0; i < entries; ++i) {
     const std::string what = absl::StrCat("push batch reply entry ", i);
-    if (reply.size() - at < kReplyEntryHeaderBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": the reply ends in its header"));
-    }
-    const uint8_t* p = reply.data() + at;
-    const uint64_t version = LoadLE64(p);
-    const uint32_t code = LoadLE32(p + 8);
-    const uint32_t length = LoadLE32(p + 12);
-    if (code > static_cast<uint32_t>(absl::StatusCode::kUnauthenticated)) {
+    absl::StatusOr<const uint8_t*> p = reader.Header(kReplyEntryHeaderBytes, what);
+    if (!p.ok()) return p.status();
+    const uint64_t version = LoadLE64(*p);
+    const uint32_t code = LoadLE32(*p + 8);
+    const uint32_t length = LoadLE32(*p + 12);
+    if (!IsStatusCode(code)) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": status code ", code));
     }
     if (length > kMaxErrorMessageBytes || (code == 0 ? length != 0 : version != 0)) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": code ", code, " with version ",
                                                      version, " and a ", length, "-byte message"));
     }
-    at += kReplyEntryHeaderBytes;
-    absl::StatusOr<absl::Span<const uint8_t>> message = ReadPadded(reply, at, length, what);
+    absl::StatusOr<absl::Span<const uint8_t>> message = reader.Padded(length, what);
     if (!message.ok()) return message.status();
-    at += Padded8(length);
     if (code == 0) {
       out.emplace_back(version);
     } else {
-      out.emplace_back(absl::Status(
-          static_cast<absl::StatusCode>(code),
-          absl::string_view(reinterpret_cast<const char*>(message->data()), message->size())));
+      out.emplace_back(StatusFromWire(code, *message));
     }
   }
-  if (at != reply.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("push batch reply of ", entries, " entries has ",
-                                                   reply.size() - at, " bytes after them"));
-  }
+  absl::Status finished = reader.Finish(absl::StrCat("push batch reply of ", entries, " entries"));
+  if (!finished.ok()) return finished;
   return out;
 }
 
