@@ -251,8 +251,8 @@ int Run() {
       "seed(s); ratios to "
       "BSP uncompressed with pipelining at the same worker speeds.\n\n"
       "| workers | configuration | pipelining | samples/s | / BSP | comm share | / BSP | "
-      "bytes/iter | / BSP | staleness p99 | compression | msgs/iter |%s\n"
-      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
+      "bytes/iter | / BSP | staleness p99 | compression | msgs/iter | pull wait |%s\n"
+      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
       absl::GetFlag(FLAGS_workload),
       mnist ? "" : absl::StrFormat(" (%.0f ms GPU per iteration)", absl::GetFlag(FLAGS_gpu_ms)),
       Batch(absl::GetFlag(FLAGS_workload)), absl::GetFlag(FLAGS_servers),
@@ -271,12 +271,12 @@ int Run() {
     absl::StrAppendFormat(
         &md,
         "| %s | %s | %s | %.1f | %.2f | %.1f%% | %.2f | %.0f | %.3f | %.1f | %.1fx "
-        "| %.0f |",
+        "| %.0f | %.1f%% |",
         r.speeds, r.config, r.overlap ? "on" : "off", r.runs.samples_per_sec,
         r.runs.samples_per_sec / b.samples_per_sec, 100 * r.runs.comm_share,
         b.comm_share > 0 ? r.runs.comm_share / b.comm_share : 0, r.runs.bytes_per_iter,
         r.runs.bytes_per_iter / b.bytes_per_iter, r.runs.staleness_p99, r.runs.compression_ratio,
-        r.runs.messages_per_iter);
+        r.runs.messages_per_iter, 100 * r.runs.pull_wait_share);
     if (mnist) {
       absl::StrAppendFormat(&md, " %.2f%% (%.2f-%.2f) | %+.2f |", 100 * r.runs.accuracy_mean,
                             100 * r.runs.accuracy_min, 100 * r.runs.accuracy_max,

@@ -55,12 +55,13 @@ FoldedRuns Fold(const std::vector<LaunchSummary>& runs) {
   FoldedRuns r;
   r.runs = static_cast<int>(runs.size());
   if (runs.empty()) return r;
-  std::vector<double> rate, comm, bytes, stale, seconds, ratio, messages;
+  std::vector<double> rate, comm, pull_wait, bytes, stale, seconds, ratio, messages;
   r.accuracy_min = 1;
   r.accuracy_max = -1;
   for (const LaunchSummary& s : runs) {
     rate.push_back(s.samples_per_sec);
     comm.push_back(s.comm_share);
+    pull_wait.push_back(s.pull_wait_share);
     bytes.push_back(s.bytes_per_iter);
     stale.push_back(s.staleness_p99);
     seconds.push_back(s.seconds);
@@ -72,6 +73,7 @@ FoldedRuns Fold(const std::vector<LaunchSummary>& runs) {
   }
   r.samples_per_sec = Median(rate);
   r.comm_share = Median(comm);
+  r.pull_wait_share = Median(pull_wait);
   r.bytes_per_iter = Median(bytes);
   r.staleness_p99 = Median(stale);
   r.seconds = Median(seconds);

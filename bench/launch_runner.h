@@ -25,6 +25,7 @@ struct FoldedRuns {
   // Medians over the runs.
   double samples_per_sec = 0, comm_share = 0, bytes_per_iter = 0, staleness_p99 = 0;
   double seconds = 0, compression_ratio = 0, messages_per_iter = 0;
+  double pull_wait_share = 0;  // the part of comm_share waiting for pulls
   // Test accuracy over the runs (< 0: not evaluated).
   double accuracy_mean = 0, accuracy_min = 0, accuracy_max = 0;
   int runs = 0;

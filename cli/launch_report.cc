@@ -109,6 +109,7 @@ absl::StatusOr<WorkerResult> ParseWorkerResult(const std::string& json) {
   r.test_loss = Get(*o, "test_loss");
   r.samples_per_sec = Get(*o, "samples_per_sec");
   r.comm_share = Get(*o, "comm_share");
+  r.pull_wait_share = Get(*o, "pull_wait_share");
   r.bytes_per_iter = Get(*o, "bytes_per_iter");
   r.messages_per_iter = Get(*o, "messages_per_iter");
   r.compression_ratio = Get(*o, "compression_ratio", 1.0);
@@ -132,6 +133,7 @@ absl::StatusOr<LaunchSummary> ParseSummary(const std::string& json) {
   s.test_accuracy_min = Get(*o, "test_accuracy_min");
   s.samples_per_sec = Get(*o, "samples_per_sec");
   s.comm_share = Get(*o, "comm_share");
+  s.pull_wait_share = Get(*o, "pull_wait_share");
   s.bytes_per_iter = Get(*o, "bytes_per_iter");
   s.messages_per_iter = Get(*o, "messages_per_iter");
   s.staleness_p99 = Get(*o, "staleness_p99");
@@ -151,6 +153,7 @@ LaunchSummary Summarize(const std::vector<WorkerResult>& results) {
     s.test_accuracy_min = std::min(s.test_accuracy_min, r.test_accuracy);
     s.samples_per_sec += r.samples_per_sec;
     s.comm_share += r.comm_share / results.size();
+    s.pull_wait_share += r.pull_wait_share / results.size();
     s.bytes_per_iter += r.bytes_per_iter / results.size();
     s.messages_per_iter += r.messages_per_iter / results.size();
     s.compression_ratio += r.compression_ratio / results.size();
@@ -163,11 +166,13 @@ std::string SummaryJson(const LaunchSummary& s) {
   return absl::StrFormat(
       "{\"run\": \"%s\", \"servers\": %d, \"workers\": %d, \"clocks\": %d, "
       "\"seconds\": %.3f, \"test_accuracy\": %.5f, \"test_accuracy_min\": %.5f, "
-      "\"samples_per_sec\": %.2f, \"comm_share\": %.5f, \"bytes_per_iter\": %.1f, "
-      "\"messages_per_iter\": %.1f, \"staleness_p99\": %.3f, \"compression_ratio\": %.3f}",
+      "\"samples_per_sec\": %.2f, \"comm_share\": %.5f, \"pull_wait_share\": %.5f, "
+      "\"bytes_per_iter\": %.1f, \"messages_per_iter\": %.1f, \"staleness_p99\": %.3f, "
+      "\"compression_ratio\": %.3f}",
       absl::StrReplaceAll(s.run, {{"\\", "\\\\"}, {"\"", "\\\""}}), s.servers, s.workers, s.clocks,
       s.seconds, s.test_accuracy, s.test_accuracy_min, s.samples_per_sec, s.comm_share,
-      s.bytes_per_iter, s.messages_per_iter, s.staleness_p99, s.compression_ratio);
+      s.pull_wait_share, s.bytes_per_iter, s.messages_per_iter, s.staleness_p99,
+      s.compression_ratio);
 }
 
 std::string SummaryTable(const LaunchSummary& s) {

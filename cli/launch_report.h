@@ -20,6 +20,7 @@ struct WorkerResult {
   double test_loss = 0;
   double samples_per_sec = 0;
   double comm_share = 0;
+  double pull_wait_share = 0;  // the part of comm_share spent waiting for pulls
   double bytes_per_iter = 0;
   double messages_per_iter = 0;  // data-plane messages sent and received
   double compression_ratio = 1;
@@ -39,6 +40,7 @@ struct LaunchSummary {
   double test_accuracy_min = 0;
   double samples_per_sec = 0;    // summed over workers
   double comm_share = 0;         // mean
+  double pull_wait_share = 0;    // mean: the part of comm_share waiting for pulls
   double bytes_per_iter = 0;     // mean, per worker
   double messages_per_iter = 0;  // mean, per worker
   double staleness_p99 = 0;

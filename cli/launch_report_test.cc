@@ -8,11 +8,13 @@ namespace {
 TEST_CASE("worker results are parsed and folded into a summary") {
   auto a = ParseWorkerResult(
       "{\"rank\": 0, \"clocks\": 100, \"test_accuracy\": 0.96, \"samples_per_sec\": 100.5, "
-      "\"comm_share\": 0.2, \"bytes_per_iter\": 1000, \"messages_per_iter\": 40, "
+      "\"comm_share\": 0.2, \"pull_wait_share\": 0.05, \"bytes_per_iter\": 1000, "
+      "\"messages_per_iter\": 40, "
       "\"compression_ratio\": 10}\n");
   auto b = ParseWorkerResult(
       "{\"rank\": 1, \"clocks\": 100, \"test_accuracy\": 0.94, \"samples_per_sec\": 99.5, "
-      "\"comm_share\": 0.4, \"bytes_per_iter\": 3000, \"messages_per_iter\": 60, "
+      "\"comm_share\": 0.4, \"pull_wait_share\": 0.15, \"bytes_per_iter\": 3000, "
+      "\"messages_per_iter\": 60, "
       "\"compression_ratio\": 20}");
   REQUIRE(a.ok());
   REQUIRE(b.ok());
@@ -21,6 +23,7 @@ TEST_CASE("worker results are parsed and folded into a summary") {
   CHECK(s.test_accuracy_min == Approx(0.94));
   CHECK(s.samples_per_sec == Approx(200));
   CHECK(s.comm_share == Approx(0.3));
+  CHECK(s.pull_wait_share == Approx(0.1));
   CHECK(s.bytes_per_iter == Approx(2000));
   CHECK(s.messages_per_iter == Approx(50));
   CHECK(s.compression_ratio == Approx(15));
@@ -46,6 +49,7 @@ TEST_CASE("a summary survives its JSON form, commas and quotes in the name inclu
   s.test_accuracy = 0.955;
   s.samples_per_sec = 9000;
   s.comm_share = 0.25;
+  s.pull_wait_share = 0.125;
   s.bytes_per_iter = 170000;
   s.messages_per_iter = 342.5;
   s.staleness_p99 = 3;
@@ -57,6 +61,7 @@ TEST_CASE("a summary survives its JSON form, commas and quotes in the name inclu
   CHECK(back->clocks == 1000);
   CHECK(back->test_accuracy == Approx(0.955));
   CHECK(back->comm_share == Approx(0.25));
+  CHECK(back->pull_wait_share == Approx(0.125));
   CHECK(back->messages_per_iter == Approx(342.5));
   CHECK(back->compression_ratio == Approx(13.5));
   CHECK_FALSE(ParseSummary("{\"run\": \"x\"}").ok());

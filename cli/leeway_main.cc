@@ -77,8 +77,8 @@ ABSL_FLAG(int, warmup_clocks, 0,
 ABSL_FLAG(int, push_batch_kib, 64,
           "launch: small chunk pushes travel together in messages of up to this many KiB (0: off)");
 ABSL_FLAG(int, pull_batch_kib, 4096,
-          "launch: pulls of one clock travel together in messages of up to this many KiB as fp32 "
-          "(0: off)");
+          "launch: pulls of one clock travel together in messages whose replies should take up to "
+          "this many KiB (each chunk's last reply; 16 MiB as fp32 at most; 0: off)");
 ABSL_FLAG(double, pull_density, 0,
           "launch: servers publish this fraction of each chunk a clock to pulls (top-k; 0: exact)");
 ABSL_FLAG(std::string, netns, "",

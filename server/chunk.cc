@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/codec.h"
 #include "kernels/gather_block.h"
+#include "kernels/indexed_prefetch.h"
 #include "kernels/payload.h"
 #include "kernels/topk_select.h"
 #include "kernels/vector_clones.h"
@@ -129,7 +130,10 @@ absl::StatusOr<uint64_t> Chunk::Apply(absl::Span<const uint8_t> payload,
     if (!sparse) {
       difference_stale_ = true;
     } else if (!difference_stale_) {
-      for (uint32_t i : indices) {
+      for (size_t j = 0; j < indices.size(); ++j) {
+        const uint32_t i = indices[j];
+        PrefetchIndexed(served_.data(), 0, indices.data(), j, indices.size());
+        PrefetchIndexed(difference_.data(), 0, indices.data(), j, indices.size());
         const float d = params_[i] - served_[i];
         if (difference_[i] != 0.0f) --differ_;
         if (d != 0.0f) ++differ_;
@@ -177,7 +181,11 @@ void Chunk::Publish(uint32_t clock) {
   const uint64_t previous = served_version_;
   const uint32_t stamp = StampFor(version_);
   size_t changed = 0;  // selected[0, changed): the elements that differed
-  for (uint32_t i : selected) {
+  for (size_t j = 0; j < selected.size(); ++j) {
+    const uint32_t i = selected[j];
+    PrefetchIndexed(difference_.data(), 0, selected.data(), j, selected.size());
+    PrefetchIndexed(params_.data(), 0, selected.data(), j, selected.size());
+    PrefetchIndexed(served_.data(), 0, selected.data(), j, selected.size());
     if (difference_[i] == 0.0f) continue;  // fewer than k elements differ
     served_[i] = params_[i];
     difference_[i] = 0.0f;
@@ -212,11 +220,16 @@ void Chunk::RememberPublication(uint64_t since, absl::Span<const uint32_t> chang
   RememberReply(since, served_version_, std::move(body));
 }
 
+bool Chunk::PublishFor(uint32_t clock) {
+  if (!sparse_pulls()) return false;
+  absl::MutexLock lock(&mu_);
+  if (!initialized_ || clock <= served_clock_) return false;
+  Publish(clock);
+  return true;
+}
+
 absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
-  if (sparse_pulls()) {
-    absl::MutexLock lock(&mu_);
-    if (initialized_ && clock > served_clock_) Publish(clock);
-  }
+  PublishFor(clock);
   absl::ReaderMutexLock lock(&mu_);
   if (!initialized_) {
     return absl::UnavailableError(absl::StrCat(

@@ -33,6 +33,7 @@
 //   exact with respect to the copy. A publication builds the reply to the
 //   pulls holding the copy before it from what it selected: those pulls
 //   (every worker's, each clock, when none falls behind) scan no stamps.
+//   PublishFor makes a clock's publication ahead of its first pull.
 // Thread-safe.
 #ifndef LEEWAY_SERVER_CHUNK_H_
 #define LEEWAY_SERVER_CHUNK_H_
@@ -118,6 +119,11 @@ class Chunk {
   // `clock`: the pulling worker's clock (publishes the served copy when it
   // is newer than every clock before; ignored without a pull density).
   absl::StatusOr<PullReply> Read(uint64_t since_version, uint32_t clock = 0);
+  // With a pull density: the publication Read would make for `clock`, made
+  // now (a server makes it ahead of the clock's pulls). Returns false when
+  // a publication for `clock` or a later one came first, or there is
+  // nothing to publish for (no pull density, no initial values).
+  bool PublishFor(uint32_t clock);
   uint64_t version() const;
   bool sparse_pulls() const { return served_elements_ > 0; }
 

@@ -374,6 +374,41 @@ TEST_CASE("a publication's own reply matches the stamps' scan, blocks and all") 
   }
 }
 
+TEST_CASE("a publication made ahead is the one the clock's first pull would make") {
+  // Twins take the same pushes; one publishes ahead of each clock's pull,
+  // the other when the pull comes. Their replies are the same, and a
+  // clock publishes once.
+  const uint32_t n = 20000;
+  ChunkOptions options;
+  options.pull_density = 0.01f;
+  Chunk ahead(Info(n), Sgd(0.1f), options), on_pull(Info(n), Sgd(0.1f), options);
+  CHECK_FALSE(ahead.PublishFor(1));  // no initial values yet
+  for (Chunk* c : {&ahead, &on_pull}) REQUIRE(c->Initialize(Random(n, 1)).ok());
+  uint64_t held = ahead.Read(kNoVersion, 0)->version;
+  REQUIRE(on_pull.Read(kNoVersion, 0)->version == held);
+  for (uint32_t clock = 1; clock <= 3; ++clock) {
+    INFO("clock " << clock);
+    for (Chunk* c : {&ahead, &on_pull}) REQUIRE(c->Apply(TopK(Random(n, 7 * clock), 0.05f)).ok());
+    CHECK(ahead.PublishFor(clock));
+    const uint64_t published = ahead.version();
+    CHECK_FALSE(ahead.PublishFor(clock));      // once a clock
+    CHECK_FALSE(ahead.PublishFor(clock - 1));  // and never for an older one
+    auto a = ahead.Read(held, clock);
+    auto b = on_pull.Read(held, clock);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    CHECK(ahead.version() == published);  // the pull published nothing more
+    CHECK(a->version == b->version);
+    CHECK(a->form == PullReply::Form::kDelta);
+    CHECK(DeltaIndices(*a, n) == DeltaIndices(*b, n));
+    CHECK(*a->body == *b->body);
+    held = a->version;
+  }
+  Chunk exact(Info(n), Sgd(), ChunkOptions{});
+  REQUIRE(exact.Initialize(Random(n, 1)).ok());
+  CHECK_FALSE(exact.PublishFor(1));  // no pull density: nothing to publish
+}
+
 TEST_CASE("a pull density leaves small chunks exact and restarts from a restore") {
   ChunkOptions options;
   options.pull_density = 0.01f;

@@ -1,5 +1,6 @@
 #include "server/data_service.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -113,6 +114,35 @@ void DataService::OnClock(Message m) {
     reply.clock = h.clock;
   }
   if (h.expects_reply()) transport_->Reply(m, reply, {});
+  if ((h.flags & kFlagInitial) == 0) PublishAhead(h.clock);
+}
+
+void DataService::PublishAhead(uint32_t clock) {
+  uint32_t begun = publishing_clock_.load();
+  do {
+    if (clock <= begun) return;  // another CLOCK of this clock began it
+  } while (!publishing_clock_.compare_exchange_weak(begun, clock));
+  std::vector<Chunk*> chunks = core_->Chunks();
+  chunks.erase(std::remove_if(chunks.begin(), chunks.end(),
+                              [](const Chunk* c) { return !c->sparse_pulls(); }),
+               chunks.end());
+  if (chunks.empty()) return;
+  const size_t end = chunks.size();
+  PublishFrom(std::make_shared<const std::vector<Chunk*>>(std::move(chunks)), end, clock);
+}
+
+void DataService::PublishFrom(std::shared_ptr<const std::vector<Chunk*>> chunks, size_t end,
+                              uint32_t clock) {
+  // One task at a time (in the chunk's queue, after its pushes so far): the
+  // pool's other threads stay free for the clock's pulls.
+  Chunk* chunk = (*chunks)[end - 1];
+  pool_.Submit(ChunkKey(chunk->info().layer, chunk->info().chunk),
+               [this, chunks = std::move(chunks), end, clock] {
+                 const bool made = (*chunks)[end - 1]->PublishFor(clock);
+                 if (made && end > 1 && publishing_clock_.load() == clock) {
+                   PublishFrom(chunks, end - 1, clock);
+                 }
+               });
 }
 
 void DataService::OnPush(Message m) {

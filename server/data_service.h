@@ -23,7 +23,9 @@
 //                          each entry as a PULL_REPLY would, or its refusal
 // Every refusal is an ERROR reply carrying the Status (and a counter in
 // ServerCore); nothing is applied. Handlers never block the progress
-// thread. A lost peer's worker leaves the SSP clock set when
+// thread. With top-k pulls the first CLOCK of a clock starts that clock's
+// publications in the background (PublishAhead), so that its pulls find
+// them made. A lost peer's worker leaves the SSP clock set when
 // `leave_on_peer_loss` (standalone; with a coordinator it decides).
 #ifndef LEEWAY_SERVER_DATA_SERVICE_H_
 #define LEEWAY_SERVER_DATA_SERVICE_H_
@@ -31,6 +33,7 @@
 #include <atomic>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -76,12 +79,18 @@ class DataService {
   void ApplyPush(const Message& m);
   void Initialize(const Message& m);
   void RememberPeer(PeerId peer, uint32_t rank);
+  // With top-k pulls: publishes the chunks for `clock` on the apply pool,
+  // last chunk first, one task at a time, until it meets a chunk the
+  // clock's pulls (which read first chunk first) published already.
+  void PublishAhead(uint32_t clock);
+  void PublishFrom(std::shared_ptr<const std::vector<Chunk*>> chunks, size_t end, uint32_t clock);
 
   ServerCore* const core_;
   Transport* const transport_;
   const DataServiceOptions options_;
   ApplyPool pool_;
   std::atomic<uint64_t> next_read_key_{0};
+  std::atomic<uint32_t> publishing_clock_{0};  // the newest clock PublishAhead began
 
   absl::Mutex peers_mu_;
   absl::flat_hash_map<PeerId, uint32_t> rank_of_peer_ ABSL_GUARDED_BY(peers_mu_);

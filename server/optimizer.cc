@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/indexed_prefetch.h"
 
 namespace leeway {
 namespace {
@@ -64,7 +65,12 @@ void DenseLoop(const Step& s, float* params, float* state, const float* grad) {
 template <OptimizerKind kKind>
 void SparseLoop(const Step& s, float* params, float* state,
                 const uint32_t* indices, const float* values, size_t count) {
-  for (size_t j = 0; j < count; ++j) Update<kKind>(s, indices[j], values[j], params, state);
+  for (size_t j = 0; j < count; ++j) {
+    PrefetchIndexed(params, 0, indices, j, count);
+    if constexpr (kKind != OptimizerKind::kSgd) PrefetchIndexed(state, 0, indices, j, count);
+    if constexpr (kKind == OptimizerKind::kAdam) PrefetchIndexed(state, s.n, indices, j, count);
+    Update<kKind>(s, indices[j], values[j], params, state);
+  }
 }
 
 // Calls fn.template operator()<kKind>() for the config's optimizer.

@@ -47,7 +47,7 @@ ABSL_FLAG(int, rank, 0, "this worker's rank");
 ABSL_FLAG(int, workers, 4, "workers in the job");
 ABSL_FLAG(int, clocks, 1000, "clocks to run");
 ABSL_FLAG(int, staleness, 2, "the server's staleness bound, to check");
-ABSL_FLAG(std::string, mode, "train", "train, bad or inspect");
+ABSL_FLAG(std::string, mode, "train", "train, bad, inspect or clock (one push, no pulls)");
 ABSL_FLAG(std::string, coordinator, "",
           "train: declare the layer with this coordinator first (host:port)");
 
@@ -344,6 +344,22 @@ int Inspect(ServerClient& client, int rank) {
   return 0;
 }
 
+// Joins, pushes one update for clock 0, sends CLOCK(1) and pulls nothing
+// (a server with top-k pulls then publishes clock 1 on its own).
+int ClockWithoutPulls(ServerClient& client, int rank) {
+  absl::StatusOr<uint32_t> start = client.Join();
+  CHECK_OR_FAIL(start.ok() && *start == 0, start.status().ToString());
+  absl::StatusOr<bool> init = client.InitializeWhenDeclared(
+      0, 0, std::vector<float>(kElements, 0.0f), absl::Now() + absl::Seconds(10));
+  CHECK_OR_FAIL(init.ok(), init.status().ToString());
+  absl::Status pushed = client.Wait(client.PushAsync(0, 0, 0, UpdatePayload(rank, 0)));
+  CHECK_OR_FAIL(pushed.ok(), pushed.ToString());
+  absl::Status clocked = client.Clock(1, 1);
+  CHECK_OR_FAIL(clocked.ok(), clocked.ToString());
+  std::printf("WORKER OK rank %d clock\n", rank);
+  return 0;
+}
+
 int Main() {
   const int rank = absl::GetFlag(FLAGS_rank);
   TransportOptions options;
@@ -361,6 +377,7 @@ int Main() {
   const std::string mode = absl::GetFlag(FLAGS_mode);
   if (mode == "bad") return Bad(client, rank, *peer);
   if (mode == "inspect") return Inspect(client, rank);
+  if (mode == "clock") return ClockWithoutPulls(client, rank);
   return Train(client, rank);
 }
 

@@ -127,6 +127,28 @@ TEST_CASE("bad pushes and clocks are refused; the server lives on") {
   CHECK(stats.find("bad_messages=0 ") == std::string::npos);
 }
 
+TEST_CASE("with top-k pulls a clock's first CLOCK publishes before any pull") {
+  const std::string dir = MakeTempDir("server_process");
+  Server server = StartServer(dir, 0, 1, {"--pull_density=0.01"});
+  auto worker = StartWorker(server, dir, 0, "sockaddr", {"--mode=clock"});
+  ExpectWorkerOk(*worker);
+  // Version 1: the push; 2: clock 1's publication, which no pull asked for.
+  auto ready = WaitForFile(server.ready_file, absl::Now());
+  REQUIRE(ready.ok());
+  const std::vector<std::string> lines = absl::StrSplit(*ready, '\n');
+  REQUIRE(lines.size() >= 3);
+  const std::string published = "leeway_server_chunk_version{layer=\"0\",chunk=\"0\"} 2\n";
+  std::string metrics;
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(10);
+       metrics.find(published) == std::string::npos && absl::Now() < deadline;
+       absl::SleepFor(absl::Milliseconds(50))) {
+    metrics = testing::HttpGet(static_cast<uint16_t>(std::stoi(lines[2])), "/metrics").value_or("");
+  }
+  INFO(metrics);
+  CHECK(metrics.find(published) != std::string::npos);
+  StopServer(server);
+}
+
 TEST_CASE("a server killed while checkpointing restores a consistent state") {
   const std::string dir = MakeTempDir("server_kill");
   const std::vector<std::string> checkpoints = {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/indexed_prefetch.h"
 #include "worker/gradient_pass.h"
 #include "worker/sparse_input_pass.h"
 
@@ -97,7 +98,10 @@ absl::StatusOr<LayerCompressor::Sums> LayerCompressor::CompressSparse(
       const double before = left + values[j];
       sums.residual += left * left - before * before;
       // Momentum factor masking: the sent elements' momentum starts over.
-      if (momentum_ > 0) velocity_[slice.offset + sent[j]] = 0.0f;
+      if (momentum_ > 0) {
+        PrefetchIndexed(velocity_.data(), slice.offset, sent.data(), j, sent.size());
+        velocity_[slice.offset + sent[j]] = 0.0f;
+      }
     }
     if (ready) ready(c);
   }

@@ -24,6 +24,7 @@ void Progress::Iteration(const IterationStats& it, double loss, uint32_t samples
   if (++seen_ <= warmup_) return;
   iteration_ms_ += it.iteration_ms;
   comm_ms_ += it.pull_wait_ms + it.push_wait_ms;
+  pull_wait_ms_ += it.pull_wait_ms;
   bytes_ += it.bytes_sent + it.bytes_received;
   messages_ += it.messages;
   dense_bytes_ += it.dense_bytes;
@@ -62,12 +63,13 @@ void Progress::Log(uint32_t clock, double test_accuracy, const std::string& plan
 std::string Progress::Result(double test_accuracy, double test_loss) const {
   return absl::StrFormat(
       "{\"rank\": %u, \"clocks\": %d, \"test_accuracy\": %.5f, \"test_loss\": %.5f, "
-      "\"samples_per_sec\": %.2f, \"comm_share\": %.5f, \"bytes_per_iter\": %.1f, "
-      "\"messages_per_iter\": %.1f, \"compression_ratio\": %.3f, \"seconds\": %.3f, "
-      "\"measured_clocks\": %d}",
+      "\"samples_per_sec\": %.2f, \"comm_share\": %.5f, \"pull_wait_share\": %.5f, "
+      "\"bytes_per_iter\": %.1f, \"messages_per_iter\": %.1f, \"compression_ratio\": %.3f, "
+      "\"seconds\": %.3f, \"measured_clocks\": %d}",
       rank_, seen_, test_accuracy, test_loss,
       iteration_ms_ > 0 ? samples_ / (iteration_ms_ / 1000) : 0.0,
       iteration_ms_ > 0 ? comm_ms_ / iteration_ms_ : 0.0,
+      iteration_ms_ > 0 ? pull_wait_ms_ / iteration_ms_ : 0.0,
       iterations_ > 0 ? double(bytes_) / iterations_ : 0.0,
       iterations_ > 0 ? double(messages_) / iterations_ : 0.0,
       push_bytes_ > 0 ? double(dense_bytes_) / push_bytes_ : 1.0,

@@ -1,5 +1,6 @@
 // What leeway-worker reports about its run: per-iteration accounting
-// (samples, time blocked on communication, bytes), the progress line every
+// (samples, time blocked on communication - on pulls, and in all - bytes),
+// the progress line every
 // `log_every` clocks, the history file (seconds,clock,loss,test_accuracy
 // lines, for `leeway launch --plot`) and the final RESULT object that
 // `leeway launch` folds into its summary. The first `warmup` iterations
@@ -41,7 +42,7 @@ class Progress {
   int seen_ = 0;  // iterations, warm-up included
   std::ofstream history_;
   const absl::Time start_;
-  double iteration_ms_ = 0, comm_ms_ = 0;
+  double iteration_ms_ = 0, comm_ms_ = 0, pull_wait_ms_ = 0;  // comm: pulls and pushes
   uint64_t bytes_ = 0, messages_ = 0, dense_bytes_ = 0, push_bytes_ = 0, samples_ = 0;
   int iterations_ = 0;
   double window_loss_ = 0;

@@ -8,10 +8,11 @@
 namespace leeway {
 namespace {
 
-IterationStats Iteration(double ms, double wait_ms, uint64_t bytes) {
+IterationStats Iteration(double ms, double wait_ms, uint64_t bytes, double push_wait_ms = 0) {
   IterationStats it;
   it.iteration_ms = ms;
   it.pull_wait_ms = wait_ms;
+  it.push_wait_ms = push_wait_ms;
   it.bytes_sent = bytes;
   it.messages = bytes / 100;
   it.dense_bytes = 4 * bytes;
@@ -47,6 +48,16 @@ TEST_CASE("without warm-up every clock is measured") {
   CHECK(result->samples_per_sec == Approx(10.0));
   CHECK(result->comm_share == Approx(0.5));
   CHECK(result->bytes_per_iter == Approx(20.0));
+}
+
+TEST_CASE("the communication share splits into waiting for pulls and for pushes") {
+  Progress progress(0, 2, 10, "");
+  progress.Iteration(Iteration(200, 30, 10, /*push_wait_ms=*/50), 0, 1);
+  progress.Iteration(Iteration(200, 10, 10, /*push_wait_ms=*/10), 0, 1);
+  auto result = ParseWorkerResult(progress.Result(-1, 0));
+  REQUIRE(result.ok());
+  CHECK(result->comm_share == Approx(0.25));       // 100 of 400 ms
+  CHECK(result->pull_wait_share == Approx(0.10));  // 40 of them on pulls
 }
 
 }  // namespace

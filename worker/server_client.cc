@@ -6,6 +6,7 @@
 #include "core/transport/pull_batch.h"
 #include "core/transport/push_batch.h"
 #include "kernels/codec.h"
+#include "kernels/indexed_prefetch.h"
 #include "kernels/payload.h"
 
 namespace leeway {
@@ -128,10 +129,8 @@ absl::StatusOr<PullForm> ApplyPullReply(uint8_t codec_id, uint64_t version,
     std::vector<float> values;
     absl::Status decoded = DecodePairs(payload, elements, &indices, &values);
     if (!decoded.ok()) return decoded;
-    for (size_t j = 0; j < indices.size(); ++j) copy->values[indices[j]] = values[j];
-    if (!mirror.empty()) {
-      for (size_t j = 0; j < indices.size(); ++j) mirror[indices[j]] = values[j];
-    }
+    ScatterValues(indices, values, absl::MakeSpan(copy->values));
+    if (!mirror.empty()) ScatterValues(indices, values, mirror);
     copy->version = version;
     return PullForm::kDelta;
   }

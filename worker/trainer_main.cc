@@ -76,7 +76,8 @@ ABSL_FLAG(std::string, gradients, "host",
 ABSL_FLAG(int, push_batch_kib, 64,
           "small chunk pushes travel together in messages of up to this many KiB (0: off)");
 ABSL_FLAG(int, pull_batch_kib, 4096,
-          "pulls of one clock travel together in messages of up to this many KiB as fp32 (0: off)");
+          "pulls of one clock travel together in messages whose replies should take up to this "
+          "many KiB (each chunk's last reply; 16 MiB as fp32 at most; 0: off)");
 ABSL_FLAG(int, peer_timeout_ms, 3000,
           "a server connection silent this long is lost (raise it on saturated slow links, "
           "where keepalives queue behind bulk transfers)");

@@ -89,9 +89,10 @@ struct WorkerOptions {
   // (worker/push_batcher.h); 0: every chunk push is a message of its own.
   size_t push_batch_bytes = 64 << 10;
   // Pulls queued for one server at one clock travel together in PULL_BATCH
-  // messages of up to 32 chunks and this many bytes as fp32 (the most a
-  // reply can carry); a chunk bigger than this goes alone. 0: every pull
-  // is a message of its own.
+  // messages of up to 32 chunks whose replies should take about this many
+  // bytes (each chunk's last reply, or its fp32 size before the first)
+  // and could take at most 16 MiB (the chunks as fp32); a chunk over
+  // either limit goes alone. 0: every pull is a message of its own.
   size_t pull_batch_bytes = 4 << 20;
 };
 

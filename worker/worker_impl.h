@@ -9,6 +9,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <thread>
@@ -76,6 +77,9 @@ struct ChunkState {
   // (its place in that pull's out buffer), kept equal to it; else null.
   // Also only its server's pull thread.
   const float* mirror = nullptr;
+  // The last pull's reply payload (none before the first), which
+  // TakePulls expects again. Only its server's pull thread.
+  std::optional<uint64_t> last_reply_bytes;
 };
 
 // Per layer, what the window's pushes and pulls measured.
@@ -213,7 +217,7 @@ class Worker::Impl {
   void AckLoop();
   void PullLoop(ServerLink* server);
   // The next pull of `server`'s queue and those after it that can share
-  // its PULL_BATCH (same clock, within options.pull_batch_bytes).
+  // its PULL_BATCH (pull_batch_sizer.h).
   std::vector<PullJob> TakePulls(ServerLink* server) ABSL_EXCLUSIVE_LOCKS_REQUIRED(server->mu);
   // Runs `jobs` (from TakePulls) on the server's pull thread: one PULL, or
   // one PULL_BATCH, recovering the server if it was lost.

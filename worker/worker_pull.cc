@@ -6,16 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/device_memory.h"
+#include "worker/pull_batch_sizer.h"
 #include "worker/worker_impl.h"
 
 namespace leeway {
-namespace {
-
-// Pulls a PULL_BATCH carries at most: the first of them is not held back
-// long by the reads and transfer of the rest.
-constexpr size_t kMaxPullBatchEntries = 32;
-
-}  // namespace
 
 Ticket Worker::Impl::Pull(uint32_t layer, absl::Span<float> out) {
   if (layer >= layers.size() || out.size() != layers[layer].spec.elements()) {
@@ -82,15 +76,11 @@ void Worker::Impl::PullLoop(ServerLink* server) {
 std::vector<PullJob> Worker::Impl::TakePulls(ServerLink* server) {
   // The next pull, and those after it (in order) that fit in one batch.
   std::vector<PullJob> jobs;
-  uint64_t dense_bytes = 0;
-  while (!server->pulls.empty() && jobs.size() < kMaxPullBatchEntries) {
+  PullBatchSizer sizer(options.pull_batch_bytes);
+  while (!server->pulls.empty()) {
     const PullJob& next = server->pulls.top();
-    const uint64_t bytes = uint64_t{layers[next.layer].chunks[next.chunk_index].elements} * 4;
-    if (!jobs.empty() &&
-        (next.clock != jobs[0].clock || dense_bytes + bytes > options.pull_batch_bytes)) {
-      break;
-    }
-    dense_bytes += bytes;
+    const ChunkState& chunk = layers[next.layer].chunks[next.chunk_index];
+    if (!sizer.Take(next.clock, chunk.elements, chunk.last_reply_bytes)) break;
     jobs.push_back(next);
     server->pulls.pop();
   }
@@ -171,6 +161,7 @@ void Worker::Impl::FinishPull(const PullJob& job, ChunkState& chunk, absl::Span<
       }
       if (options.pull_changes_only) chunk.mirror = out.data();
     }
+    chunk.last_reply_bytes = reply_bytes;
     absl::MutexLock lock(&stats_mu);
     layer_stats[job.layer].bytes_pulled += reply_bytes;
   }
