@@ -157,6 +157,20 @@ absl::Status DeclareLayer(const std::string& coordinator, const std::string& tok
                      : absl::UnavailableError("RegisterLayers: " + status.error_message());
 }
 
+// Joins at clock 0 and sets the chunk's initial values (zeros) unless
+// another worker did; 0 when both worked, else 1 with the reason printed.
+int JoinAndInitialize(ServerClient& client, int rank) {
+  absl::StatusOr<uint32_t> start = client.Join();
+  CHECK_OR_FAIL(start.ok(), start.status().ToString());
+  CHECK_OR_FAIL(*start == 0, absl::StrCat("joined at clock ", *start));
+  // A server that follows a coordinator knows its chunks once it has the
+  // shard map: until then the chunk is unknown, so retry for a while.
+  absl::StatusOr<bool> init = client.InitializeWhenDeclared(
+      0, 0, std::vector<float>(kElements, 0.0f), absl::Now() + absl::Seconds(10));
+  CHECK_OR_FAIL(init.ok(), init.status().ToString());
+  return 0;
+}
+
 int Train(ServerClient& client, int rank) {
   if (!absl::GetFlag(FLAGS_coordinator).empty()) {
     absl::Status declared =
@@ -166,14 +180,7 @@ int Train(ServerClient& client, int rank) {
   const int workers = absl::GetFlag(FLAGS_workers);
   const int clocks = absl::GetFlag(FLAGS_clocks);
   const int s = absl::GetFlag(FLAGS_staleness);
-  absl::StatusOr<uint32_t> start = client.Join();
-  CHECK_OR_FAIL(start.ok(), start.status().ToString());
-  CHECK_OR_FAIL(*start == 0, absl::StrCat("joined at clock ", *start));
-  // A server that follows a coordinator knows its chunks once it has the
-  // shard map: until then the chunk is unknown, so retry for a while.
-  absl::StatusOr<bool> init = client.InitializeWhenDeclared(
-      0, 0, std::vector<float>(kElements, 0.0f), absl::Now() + absl::Seconds(10));
-  CHECK_OR_FAIL(init.ok(), init.status().ToString());
+  if (JoinAndInitialize(client, rank) != 0) return 1;
   ChunkCopy copy;
   // Receives the same changes as the copy (a trainer's parameter buffer):
   // the first reply is dense, so what it held before does not matter.
@@ -347,11 +354,7 @@ int Inspect(ServerClient& client, int rank) {
 // Joins, pushes one update for clock 0, sends CLOCK(1) and pulls nothing
 // (a server with top-k pulls then publishes clock 1 on its own).
 int ClockWithoutPulls(ServerClient& client, int rank) {
-  absl::StatusOr<uint32_t> start = client.Join();
-  CHECK_OR_FAIL(start.ok() && *start == 0, start.status().ToString());
-  absl::StatusOr<bool> init = client.InitializeWhenDeclared(
-      0, 0, std::vector<float>(kElements, 0.0f), absl::Now() + absl::Seconds(10));
-  CHECK_OR_FAIL(init.ok(), init.status().ToString());
+  if (JoinAndInitialize(client, rank) != 0) return 1;
   absl::Status pushed = client.Wait(client.PushAsync(0, 0, 0, UpdatePayload(rank, 0)));
   CHECK_OR_FAIL(pushed.ok(), pushed.ToString());
   absl::Status clocked = client.Clock(1, 1);

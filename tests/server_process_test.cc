@@ -78,6 +78,15 @@ void ExpectWorkerOk(Subprocess& worker) {
   CHECK(worker.Output().find("WORKER OK") != std::string::npos);
 }
 
+// The server's /metrics page (the ready file's third line is its port).
+absl::StatusOr<std::string> Metrics(const Server& server) {
+  absl::StatusOr<std::string> ready = WaitForFile(server.ready_file, absl::Now());
+  if (!ready.ok()) return ready.status();
+  const std::vector<std::string> lines = absl::StrSplit(*ready, '\n');
+  if (lines.size() < 3) return absl::NotFoundError("no metrics port in " + server.ready_file);
+  return testing::HttpGet(static_cast<uint16_t>(std::stoi(lines[2])), "/metrics");
+}
+
 std::string StopServer(Server& server) {
   absl::StatusOr<std::string> stats = testing::TerminateAndFindLine(
       *server.process, "STATS ", absl::Seconds(30));
@@ -95,12 +104,8 @@ TEST_CASE("four workers train 1000 clocks under s = 2 and end exactly") {
   }
   for (auto& w : workers) ExpectWorkerOk(*w);
   // Each worker pushes 1500 times: once on even clocks, twice (a batch) on
-  // odd ones. The same counts on /metrics (the ready file's third line is its port).
-  auto ready = WaitForFile(server.ready_file, absl::Now());
-  REQUIRE(ready.ok());
-  const std::vector<std::string> lines = absl::StrSplit(*ready, '\n');
-  REQUIRE(lines.size() >= 3);
-  auto metrics = testing::HttpGet(static_cast<uint16_t>(std::stoi(lines[2])), "/metrics");
+  // odd ones. The same counts on /metrics.
+  auto metrics = Metrics(server);
   REQUIRE(metrics.ok());
   CHECK(metrics->find("leeway_server_pushes_applied_total 6000\n") != std::string::npos);
   CHECK(metrics->find("leeway_server_staleness_by_worker_count{worker=\"3\"} 1500\n") !=
@@ -133,16 +138,12 @@ TEST_CASE("with top-k pulls a clock's first CLOCK publishes before any pull") {
   auto worker = StartWorker(server, dir, 0, "sockaddr", {"--mode=clock"});
   ExpectWorkerOk(*worker);
   // Version 1: the push; 2: clock 1's publication, which no pull asked for.
-  auto ready = WaitForFile(server.ready_file, absl::Now());
-  REQUIRE(ready.ok());
-  const std::vector<std::string> lines = absl::StrSplit(*ready, '\n');
-  REQUIRE(lines.size() >= 3);
   const std::string published = "leeway_server_chunk_version{layer=\"0\",chunk=\"0\"} 2\n";
   std::string metrics;
   for (const absl::Time deadline = absl::Now() + absl::Seconds(10);
        metrics.find(published) == std::string::npos && absl::Now() < deadline;
        absl::SleepFor(absl::Milliseconds(50))) {
-    metrics = testing::HttpGet(static_cast<uint16_t>(std::stoi(lines[2])), "/metrics").value_or("");
+    metrics = Metrics(server).value_or("");
   }
   INFO(metrics);
   CHECK(metrics.find(published) != std::string::npos);
