@@ -26,11 +26,23 @@ ApplyPool::~ApplyPool() {
 }
 
 void ApplyPool::Submit(uint64_t key, std::function<void()> task) {
+  Add(key, Task{std::move(task), false});
+}
+
+void ApplyPool::SubmitIdle(uint64_t key, std::function<void()> task) {
+  Add(key, Task{std::move(task), true});
+}
+
+void ApplyPool::Add(uint64_t key, Task task) {
   absl::MutexLock lock(&mu_);
   KeyQueue& q = queues_[key];
   q.tasks.push_back(std::move(task));
   ++pending_;
-  if (q.tasks.size() == 1 && !q.running) ready_.push_back(key);
+  if (q.tasks.size() == 1 && !q.running) MakeReady(key, q);
+}
+
+void ApplyPool::MakeReady(uint64_t key, const KeyQueue& q) {
+  (q.tasks.front().idle ? idle_ready_ : ready_).push_back(key);
 }
 
 void ApplyPool::Drain() {
@@ -47,14 +59,15 @@ void ApplyPool::Loop() {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
           +[](ApplyPool* p) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-            return p->stopping_ || !p->ready_.empty();
+            return p->stopping_ || !p->ready_.empty() || !p->idle_ready_.empty();
           },
           this));
-      if (ready_.empty()) return;  // stopping, nothing left
-      key = ready_.front();
-      ready_.pop_front();
+      std::deque<uint64_t>& from = ready_.empty() ? idle_ready_ : ready_;
+      if (from.empty()) return;  // stopping, nothing left
+      key = from.front();
+      from.pop_front();
       KeyQueue& q = queues_[key];
-      task = std::move(q.tasks.front());
+      task = std::move(q.tasks.front().run);
       q.tasks.pop_front();
       q.running = true;
     }
@@ -63,7 +76,7 @@ void ApplyPool::Loop() {
     KeyQueue& q = queues_[key];
     q.running = false;
     if (!q.tasks.empty()) {
-      ready_.push_back(key);
+      MakeReady(key, q);
     } else {
       queues_.erase(key);
     }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -48,6 +49,30 @@ TEST_CASE("different keys run in parallel") {
   }
   pool.Drain();
   CHECK(arrived.load() == 2);
+}
+
+TEST_CASE("idle tasks wait for the other keys' tasks, and keep their key's order") {
+  ApplyPool pool(1);
+  absl::Mutex mu;
+  std::vector<std::string> order;
+  auto record = [&](std::string what) {
+    return [&, what] {
+      absl::MutexLock lock(&mu);
+      order.push_back(what);
+    };
+  };
+  std::atomic<bool> release{false};
+  pool.Submit(0, [&] {  // holds the only thread while the rest queue
+    while (!release.load()) std::this_thread::yield();
+  });
+  pool.SubmitIdle(1, record("idle 1"));
+  pool.Submit(2, record("push 2"));
+  pool.SubmitIdle(3, record("idle 3"));
+  pool.Submit(3, record("push 3"));  // behind its key's idle task
+  pool.Submit(4, record("push 4"));
+  release = true;
+  pool.Drain();
+  CHECK(order == std::vector<std::string>{"push 2", "push 4", "idle 1", "idle 3", "push 3"});
 }
 
 TEST_CASE("the destructor runs what was submitted") {

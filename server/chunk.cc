@@ -228,6 +228,19 @@ bool Chunk::PublishFor(uint32_t clock) {
   return true;
 }
 
+size_t Chunk::NotePush(uint32_t rank, uint32_t clock) {
+  absl::MutexLock lock(&mu_);
+  if (clock < pushed_clock_) return 0;
+  if (clock > pushed_clock_) {
+    pushed_clock_ = clock;
+    pushers_.clear();
+  }
+  if (std::find(pushers_.begin(), pushers_.end(), rank) == pushers_.end()) {
+    pushers_.push_back(rank);
+  }
+  return pushers_.size();
+}
+
 absl::StatusOr<PullReply> Chunk::Read(uint64_t since_version, uint32_t clock) {
   PublishFor(clock);
   absl::ReaderMutexLock lock(&mu_);

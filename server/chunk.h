@@ -33,7 +33,8 @@
 //   exact with respect to the copy. A publication builds the reply to the
 //   pulls holding the copy before it from what it selected: those pulls
 //   (every worker's, each clock, when none falls behind) scan no stamps.
-//   PublishFor makes a clock's publication ahead of its first pull.
+//   PublishFor makes a clock's publication ahead of its first pull;
+//   NotePush tells when every worker has pushed the clock before it.
 // Thread-safe.
 #ifndef LEEWAY_SERVER_CHUNK_H_
 #define LEEWAY_SERVER_CHUNK_H_
@@ -124,6 +125,10 @@ class Chunk {
   // a publication for `clock` or a later one came first, or there is
   // nothing to publish for (no pull density, no initial values).
   bool PublishFor(uint32_t clock);
+  // Counts an applied push from `rank` stamped `clock`; returns how many
+  // workers have pushed this chunk at `clock` (0 when a push stamped later
+  // came first: only the newest clock is counted).
+  size_t NotePush(uint32_t rank, uint32_t clock);
   uint64_t version() const;
   bool sparse_pulls() const { return served_elements_ > 0; }
 
@@ -182,6 +187,9 @@ class Chunk {
   size_t differ_ ABSL_GUARDED_BY(mu_) = 0;
   bool difference_stale_ ABSL_GUARDED_BY(mu_) = false;
   TopKHint publish_hint_ ABSL_GUARDED_BY(mu_);  // carried between publications
+  // The workers whose pushes stamped pushed_clock_ were applied (NotePush).
+  uint32_t pushed_clock_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<uint32_t> pushers_ ABSL_GUARDED_BY(mu_);
   // Of the view pulls read (the parameters or the served copy):
   // block_stamps_[b] = version of block b's last change - stamp_base_;
   // 0: at or before stamp_base_. Deltas exist for versions >= stamp_base_.

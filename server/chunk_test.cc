@@ -409,6 +409,18 @@ TEST_CASE("a publication made ahead is the one the clock's first pull would make
   CHECK_FALSE(exact.PublishFor(1));  // no pull density: nothing to publish
 }
 
+TEST_CASE("NotePush counts the workers that pushed a chunk at its newest clock") {
+  Chunk chunk(Info(16), Sgd());
+  CHECK(chunk.NotePush(0, 3) == 1);
+  CHECK(chunk.NotePush(0, 3) == 1);  // a worker counts once
+  CHECK(chunk.NotePush(2, 3) == 2);
+  CHECK(chunk.NotePush(1, 2) == 0);  // an older clock: not counted
+  CHECK(chunk.NotePush(1, 3) == 3);
+  CHECK(chunk.NotePush(2, 4) == 1);  // a newer clock starts over
+  CHECK(chunk.NotePush(0, 3) == 0);
+  CHECK(chunk.NotePush(0, 4) == 2);
+}
+
 TEST_CASE("a pull density leaves small chunks exact and restarts from a restore") {
   ChunkOptions options;
   options.pull_density = 0.01f;

@@ -133,16 +133,24 @@ void DataService::PublishAhead(uint32_t clock) {
 
 void DataService::PublishFrom(std::shared_ptr<const std::vector<Chunk*>> chunks, size_t end,
                               uint32_t clock) {
-  // One task at a time (in the chunk's queue, after its pushes so far): the
-  // pool's other threads stay free for the clock's pulls.
+  // One task at a time (in the chunk's queue, after its pushes so far),
+  // yielding to pushes and reads: the pool's other threads stay free for
+  // the clock's pulls.
   Chunk* chunk = (*chunks)[end - 1];
-  pool_.Submit(ChunkKey(chunk->info().layer, chunk->info().chunk),
-               [this, chunks = std::move(chunks), end, clock] {
-                 const bool made = (*chunks)[end - 1]->PublishFor(clock);
-                 if (made && end > 1 && publishing_clock_.load() == clock) {
-                   PublishFrom(chunks, end - 1, clock);
-                 }
-               });
+  pool_.SubmitIdle(ChunkKey(chunk->info().layer, chunk->info().chunk),
+                   [this, chunks = std::move(chunks), end, clock] {
+                     const bool made = (*chunks)[end - 1]->PublishFor(clock);
+                     if (made && end > 1 && publishing_clock_.load() == clock) {
+                       PublishFrom(chunks, end - 1, clock);
+                     }
+                   });
+}
+
+void DataService::PublishWhenPushed(uint32_t rank, uint32_t layer, uint32_t chunk, uint32_t clock) {
+  absl::StatusOr<Chunk*> target = core_->FindChunk(layer, chunk);
+  if (!target.ok() || !(*target)->sparse_pulls()) return;
+  if ((*target)->NotePush(rank, clock) < core_->tracker().LiveWorkers()) return;
+  pool_.SubmitIdle(ChunkKey(layer, chunk), [c = *target, clock] { c->PublishFor(clock + 1); });
 }
 
 void DataService::OnPush(Message m) {
@@ -190,6 +198,7 @@ void DataService::ApplyPush(const Message& m) {
   absl::StatusOr<uint64_t> version =
       core_->Push(h.sender_rank, h.layer, h.chunk, h.clock, m.payload);
   if (!version.ok()) return Fail(m, version.status());
+  PublishWhenPushed(h.sender_rank, h.layer, h.chunk, h.clock);
   if (h.expects_reply()) {
     WireHeader reply;
     reply.kind = MessageKind::kPush;
@@ -230,6 +239,8 @@ void DataService::OnPushBatch(Message m) {
       const WireHeader& header = batch->message.header;
       batch->results[i] =
           core_->Push(header.sender_rank, e.layer, e.chunk, header.clock, e.payload);
+      if (batch->results[i].ok())
+        PublishWhenPushed(header.sender_rank, e.layer, e.chunk, header.clock);
       if (batch->unfinished.fetch_sub(1) != 1 || !header.expects_reply()) return;
       WireHeader reply;
       reply.kind = MessageKind::kPushBatch;

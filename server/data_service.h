@@ -23,9 +23,11 @@
 //                          each entry as a PULL_REPLY would, or its refusal
 // Every refusal is an ERROR reply carrying the Status (and a counter in
 // ServerCore); nothing is applied. Handlers never block the progress
-// thread. With top-k pulls the first CLOCK of a clock starts that clock's
-// publications in the background (PublishAhead), so that its pulls find
-// them made. A lost peer's worker leaves the SSP clock set when
+// thread. With top-k pulls a chunk publishes for the next clock in the
+// background as soon as every live worker's push of a clock to it is
+// applied (PublishWhenPushed), and the first CLOCK of a clock starts that
+// clock's publications not made yet (PublishAhead), so that its pulls
+// find them made. A lost peer's worker leaves the SSP clock set when
 // `leave_on_peer_loss` (standalone; with a coordinator it decides).
 #ifndef LEEWAY_SERVER_DATA_SERVICE_H_
 #define LEEWAY_SERVER_DATA_SERVICE_H_
@@ -84,6 +86,11 @@ class DataService {
   // clock's pulls (which read first chunk first) published already.
   void PublishAhead(uint32_t clock);
   void PublishFrom(std::shared_ptr<const std::vector<Chunk*>> chunks, size_t end, uint32_t clock);
+  // After a push from `rank` stamped `clock` was applied to (layer, chunk):
+  // with top-k pulls, once every live worker's has, queues the chunk's
+  // publication for clock + 1 behind it (during the workers' backward
+  // passes, while the server has time, instead of on the next pulls' path).
+  void PublishWhenPushed(uint32_t rank, uint32_t layer, uint32_t chunk, uint32_t clock);
 
   ServerCore* const core_;
   Transport* const transport_;

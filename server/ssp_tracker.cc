@@ -68,6 +68,13 @@ std::vector<std::pair<uint32_t, uint32_t>> SspTracker::Views() const {
   return views;
 }
 
+size_t SspTracker::LiveWorkers() const {
+  absl::MutexLock lock(&mu_);
+  size_t live = 0;
+  for (const auto& entry : workers_) live += entry.second.live ? 1 : 0;
+  return live;
+}
+
 void SspTracker::RestoreView(uint32_t rank, uint32_t view) {
   absl::MutexLock lock(&mu_);
   Worker w;

@@ -56,6 +56,8 @@ class SspTracker {
 
   // (rank, view) of every live worker, for checkpoints.
   std::vector<std::pair<uint32_t, uint32_t>> Views() const;
+  // How many workers are live (expected ones included).
+  size_t LiveWorkers() const;
   // Restores a worker at `view` (from a checkpoint): live, clocks below
   // `view` closed, CLOCK(view + 1) expected next.
   void RestoreView(uint32_t rank, uint32_t view);

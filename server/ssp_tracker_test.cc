@@ -244,6 +244,21 @@ TEST_CASE("expected workers hold the others back before they join") {
   CHECK(a.called);
 }
 
+TEST_CASE("live workers count the expected, the joined, not the departed") {
+  SspTracker t(0);
+  CHECK(t.LiveWorkers() == 0);
+  t.Expect(0);
+  t.Expect(1);
+  CHECK(t.LiveWorkers() == 2);
+  t.Join(0);
+  t.Join(2);
+  CHECK(t.LiveWorkers() == 3);
+  t.Leave(1);
+  CHECK(t.LiveWorkers() == 2);
+  t.Join(1);
+  CHECK(t.LiveWorkers() == 3);
+}
+
 TEST_CASE("min and max clocks") {
   SspTracker t(3);
   CHECK(t.MinClock() == std::numeric_limits<uint32_t>::max());

@@ -132,21 +132,54 @@ TEST_CASE("bad pushes and clocks are refused; the server lives on") {
   CHECK(stats.find("bad_messages=0 ") == std::string::npos);
 }
 
-TEST_CASE("with top-k pulls a clock's first CLOCK publishes before any pull") {
-  const std::string dir = MakeTempDir("server_process");
-  Server server = StartServer(dir, 0, 1, {"--pull_density=0.01"});
-  auto worker = StartWorker(server, dir, 0, "sockaddr", {"--mode=clock"});
-  ExpectWorkerOk(*worker);
-  // Version 1: the push; 2: clock 1's publication, which no pull asked for.
-  const std::string published = "leeway_server_chunk_version{layer=\"0\",chunk=\"0\"} 2\n";
+// The /metrics line of chunk (0, 0) at `version`.
+std::string ChunkVersionLine(int version) {
+  return absl::StrCat("leeway_server_chunk_version{layer=\"0\",chunk=\"0\"} ", version, "\n");
+}
+
+// Polls the server's /metrics until chunk (0, 0) is at `version`;
+// returns the last metrics read.
+std::string AwaitChunkVersion(const Server& server, int version) {
   std::string metrics;
   for (const absl::Time deadline = absl::Now() + absl::Seconds(10);
-       metrics.find(published) == std::string::npos && absl::Now() < deadline;
+       metrics.find(ChunkVersionLine(version)) == std::string::npos && absl::Now() < deadline;
        absl::SleepFor(absl::Milliseconds(50))) {
     metrics = Metrics(server).value_or("");
   }
+  return metrics;
+}
+
+TEST_CASE("with top-k pulls a clock's first CLOCK publishes before any pull") {
+  const std::string dir = MakeTempDir("server_process");
+  // Two workers expected and one pushing: the push alone publishes nothing.
+  Server server = StartServer(dir, 0, 2, {"--pull_density=0.01"});
+  auto worker = StartWorker(server, dir, 0, "sockaddr", {"--mode=clock"});
+  ExpectWorkerOk(*worker);
+  // Version 1: the push; 2: clock 1's publication, which no pull asked for.
+  const std::string metrics = AwaitChunkVersion(server, 2);
   INFO(metrics);
-  CHECK(metrics.find(published) != std::string::npos);
+  CHECK(metrics.find(ChunkVersionLine(2)) != std::string::npos);
+  StopServer(server);
+}
+
+TEST_CASE("with top-k pulls a chunk publishes once every worker has pushed it") {
+  const std::string dir = MakeTempDir("server_process");
+  Server server = StartServer(dir, 0, 2, {"--pull_density=0.01"});
+  auto first = StartWorker(server, dir, 0, "sockaddr", {"--mode=push"});
+  ExpectWorkerOk(*first);
+  // Its push is applied (the worker waited for the reply); no CLOCK, no
+  // pull, and worker 1 has not pushed: nothing is published (a publication
+  // queued by mistake would run well within the pause).
+  absl::SleepFor(absl::Milliseconds(300));
+  std::string metrics = AwaitChunkVersion(server, 1);
+  INFO(metrics);
+  CHECK(metrics.find(ChunkVersionLine(1)) != std::string::npos);
+  auto second = StartWorker(server, dir, 1, "sockaddr", {"--mode=push"});
+  ExpectWorkerOk(*second);
+  // Version 2: worker 1's push; 3: clock 1's publication.
+  metrics = AwaitChunkVersion(server, 3);
+  INFO(metrics);
+  CHECK(metrics.find(ChunkVersionLine(3)) != std::string::npos);
   StopServer(server);
 }
 

@@ -29,6 +29,7 @@ enum class Kind {
   kEncoded,
   kPushArrive,
   kApplied,
+  kPublished,
   kAck,
   kCpuCheck,  // a CPU job may have ended (`clock`: which check is current)
   kNetCheck,  // a message on fair links may be through (likewise)
@@ -68,9 +69,14 @@ uint64_t Mix(uint64_t x) {
 
 class Simulation {
  public:
-  // CPU processes: each worker's encoder, then each server's.
+  // CPU processes: each worker's encoder, then each server's applies and
+  // reads, then each server's publications made on push (its pool's idle
+  // lane: they yield to the applies and reads, on a thread of their own).
   Simulation(const std::vector<Tensor>& model, const Cluster& cluster, const Job& job)
-      : model_(model), cl_(cluster), job_(job), cpu_(cluster.cores, cluster.workers + cluster.servers),
+      : model_(model),
+        cl_(cluster),
+        job_(job),
+        cpu_(cluster.cores, cluster.workers + 2 * cluster.servers),
         links_(LinkRates(cluster), cluster.flow_bytes_per_s) {}
 
   Result Run() {
@@ -82,6 +88,8 @@ class Simulation {
     server_rx_.assign(cl_.servers, 0);
     applied_.assign(chunks_.size() * job_.clocks, 0);
     read_.assign(chunks_.size() * job_.clocks, false);
+    publishing_.assign(chunks_.size() * job_.clocks, false);
+    awaiting_publication_.assign(chunks_.size() * job_.clocks, {});
     parked_.assign(chunks_.size() * job_.clocks, {});
     for (int w = 0; w < cl_.workers; ++w) Push({0, 0, Kind::kStartClock, w, 0, 0});
     while (!queue_.empty()) {
@@ -195,6 +203,9 @@ class Simulation {
     }
   }
   int ServerProcess(int chunk) const { return cl_.workers + chunks_[chunk].server; }
+  int PublisherProcess(int chunk) const {
+    return cl_.workers + cl_.servers + chunks_[chunk].server;
+  }
 
   // What clock `c` pushes, pulls and costs: the dense plan's first.
   Job::Costs At(int c) const {
@@ -262,11 +273,21 @@ class Simulation {
         break;
       case Kind::kApplied: {
         if (++applied_[Slot(e.item, e.clock)] == cl_.workers) {
+          PublishAhead(e.item, e.clock + 1, e.t);
           std::vector<int> waiting;
           waiting.swap(parked_[Slot(e.item, e.clock)]);
           for (int w : waiting) Respond(w, e.item, e.t);
         }
         Push({e.t + cl_.latency_s, 0, Kind::kAck, e.worker, e.item, e.clock});
+        break;
+      }
+      case Kind::kPublished: {
+        const size_t slot = Slot(e.item, e.clock);
+        publishing_[slot] = false;
+        read_[slot] = true;  // the pulls of this clock reread it
+        std::vector<int> waiting;
+        waiting.swap(awaiting_publication_[slot]);
+        for (int w : waiting) Respond(w, e.item, e.t);
         break;
       }
       case Kind::kAck:
@@ -324,8 +345,23 @@ class Simulation {
     ToServer(w, s, t, cl_.header_bytes, {0, 0, Kind::kPullArrive, w, c, ws.clock});
   }
 
+  // With publications made on push: the server's publication of `chunk`
+  // for `clock`, now that every worker's push of the clock before is in.
+  void PublishAhead(int chunk, int clock, double t) {
+    if (!job_.publish_on_push || clock >= job_.clocks) return;
+    const size_t slot = Slot(chunk, clock);
+    if (read_[slot] || publishing_[slot]) return;  // a pull published it
+    publishing_[slot] = true;
+    RunCpu(PublisherProcess(chunk), t, chunks_[chunk].elements * At(clock).read_s_per_element,
+           {0, 0, Kind::kPublished, 0, chunk, clock});
+  }
+
   void Respond(int w, int c, double t) {
     const int clock = workers_[w].clock;
+    if (publishing_[Slot(c, clock)]) {
+      awaiting_publication_[Slot(c, clock)].push_back(w);
+      return;
+    }
     const Job::Costs costs = At(clock);
     const bool first = !read_[Slot(c, clock)];
     read_[Slot(c, clock)] = true;
@@ -402,7 +438,9 @@ class Simulation {
   std::vector<Event> net_jobs_;  // what each message's arrival sets off, by token
   int net_check_ = 0;
   std::vector<int> applied_;
-  std::vector<bool> read_;  // (chunk, clock): pulled once already
+  std::vector<bool> read_;        // (chunk, clock): pulled or published already
+  std::vector<bool> publishing_;  // (chunk, clock): a publication on push runs
+  std::vector<std::vector<int>> awaiting_publication_;  // workers whose pulls wait for it
   std::vector<std::vector<int>> parked_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
   uint64_t seq_ = 0;

@@ -71,6 +71,14 @@ struct Job {
   // it built for the first one: under BSP every worker names the same
   // versions).
   double reread_s_per_element = 0;
+  // The first pull's read is a publication made ahead instead: once every
+  // worker's push of clock c to a chunk is applied, its server spends
+  // read_s_per_element on the chunk's publication for clock c + 1, and
+  // that clock's pulls of the chunk wait for it, if still running, and
+  // cost reread_s_per_element (top-k pulls; servers since 2026-12-07).
+  // The publications queue for CPU apart from the server's applies and
+  // reads (its apply pool runs them when no push or read waits).
+  bool publish_on_push = false;
   // The first `dense_clocks` clocks run on a dense plan instead: fp32 both
   // ways at the costs of `dense` (the adaptive controller's first plan
   // waits for a measurement of the link). Its byte and cost fields alone.

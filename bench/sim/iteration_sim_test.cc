@@ -18,6 +18,13 @@ Cluster Slow(int workers, int servers) {
   return c;
 }
 
+// Links too fast to count.
+Cluster NoNetworkCost(int workers, int servers) {
+  Cluster c = Slow(workers, servers);
+  c.worker_bytes_per_s = c.server_bytes_per_s = 1e18;
+  return c;
+}
+
 Job Plain(double gpu_s, int clocks) {
   Job j;
   j.gpu_s = gpu_s;
@@ -88,8 +95,7 @@ TEST_CASE("SSP absorbs alternating speeds that BSP waits out") {
   // w1 runs 0-3, 3-4, 5-8, 8-9, ... and ends at 19: 2.5 and 2.375 s a clock.
   // With s = 1 a pull at clock c needs the pushes of clock c - 2, which are
   // always there: both run at their own mean, 2 s.
-  Cluster fast = Slow(2, 1);
-  fast.worker_bytes_per_s = fast.server_bytes_per_s = 1e18;
+  Cluster fast = NoNetworkCost(2, 1);
   Job job = Plain(0, 8);
   job.warmup_clocks = 0;
   job.gpu_time = [](int w, int c) { return w == 0 ? 2.0 : (c % 2 == 0 ? 3.0 : 1.0); };
@@ -156,8 +162,7 @@ TEST_CASE("whole requests first come, first served, or one at a time") {
 
 TEST_CASE("a straggler sets the pace of BSP") {
   // Worker 0 is 1.5x slower: 4.5 s of compute; no network cost.
-  Cluster fast = Slow(3, 1);
-  fast.worker_bytes_per_s = fast.server_bytes_per_s = 1e18;
+  Cluster fast = NoNetworkCost(3, 1);
   Job job = Plain(3, 5);
   job.straggler = 1.5;
   auto r = Simulate({{1000, 1.0}}, fast, job);
@@ -171,8 +176,7 @@ TEST_CASE("processes on a machine of few cores queue for them") {
   // Each with CPU of its own, both encode at once: 1 s a clock. Sharing one
   // core, both encode at half speed, 0-2, and the next clock's pulls wait
   // for their pushes: 2 s a clock.
-  Cluster fast = Slow(2, 1);
-  fast.worker_bytes_per_s = fast.server_bytes_per_s = 1e18;
+  Cluster fast = NoNetworkCost(2, 1);
   Job job = Plain(0, 5);
   job.encode_s_per_element = 1e-3;
   auto own = Simulate({{1000, 1.0}}, fast, job);
@@ -187,8 +191,7 @@ TEST_CASE("processes on a machine of few cores queue for them") {
 TEST_CASE("a server spends CPU on every pull it answers") {
   // One worker, no network cost or GPU time: reading the chunk for the
   // pull takes 1 s, applying the push 0.5 s: 1.5 s a clock.
-  Cluster fast = Slow(1, 1);
-  fast.worker_bytes_per_s = fast.server_bytes_per_s = 1e18;
+  Cluster fast = NoNetworkCost(1, 1);
   Job job = Plain(0, 4);
   job.read_s_per_element = 1e-3;
   job.apply_s_per_element = 0.5e-3;
@@ -202,6 +205,31 @@ TEST_CASE("a server spends CPU on every pull it answers") {
   r = Simulate({{1000, 1.0}}, fast, job);
   REQUIRE(r.ok());
   CHECK(r->seconds_per_clock == Approx(2.2));
+}
+
+TEST_CASE("publications made on push leave the pulls' path") {
+  // One worker, no network cost; tensors t0 and t1, 1,000 elements each,
+  // half the GPU time each (gpu 3 s: forward 0.5 s, backward 1 s a
+  // tensor); the first read of a chunk a clock (its publication) 1 s, an
+  // apply 0.25 s. On pull, a clock from 0: reads 0-1 and 1-2, forward 1-1.5
+  // and 2-2.5, backward t1 2.5-3.5 and t0 3.5-4.5, each pushed and applied
+  // as it ends (t0's 4.5-4.75): 4.75 s a clock. On push: t1's publication
+  // for the next clock runs 3.75-4.75 beside t0's apply (4.5-4.75, not
+  // behind it), t0's 4.75-5.75; the next clock's pull of t1 is answered at
+  // once, t0's at 5.75 (forward 5.75-6.75, backward 6.75-8.75, t0's apply
+  // 8.75-9): 4.25 s a clock.
+  Cluster fast = NoNetworkCost(1, 1);
+  Job job = Plain(3, 4);
+  job.read_s_per_element = 1e-3;
+  job.apply_s_per_element = 0.25e-3;
+  const std::vector<Tensor> model = {{1000, 0.5}, {1000, 0.5}};
+  auto on_pull = Simulate(model, fast, job);
+  job.publish_on_push = true;
+  auto on_push = Simulate(model, fast, job);
+  REQUIRE(on_pull.ok());
+  REQUIRE(on_push.ok());
+  CHECK(on_pull->seconds_per_clock == Approx(4.75));
+  CHECK(on_push->seconds_per_clock == Approx(4.25));
 }
 
 TEST_CASE("a dense first plan, then the planned bytes") {

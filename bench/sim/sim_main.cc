@@ -48,6 +48,10 @@ ABSL_FLAG(bool, published_replies, true,
           "with top-k pulls a publication builds the reply for the pulls holding the copy "
           "before it, so the clock's first pull scans no stamps (servers since 2026-12-07, "
           "afternoon; false to --validate tables measured before)");
+ABSL_FLAG(bool, published_on_push, true,
+          "with top-k pulls a server publishes a chunk for the next clock once every worker's "
+          "push of a clock to it is applied, and that clock's pulls find it made (servers since "
+          "2026-12-07, night; false to --validate tables measured before)");
 ABSL_FLAG(int, cores, 2,
           "--validate: CPU cores of the machine the study ran on, shared by all its processes "
           "(this VM: 2)");
@@ -259,6 +263,7 @@ Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double e
   j.read_s_per_element = ReadPerPull(topk_pulls ? Pulls::kTopK : Pulls::kDelta, sparse);
   j.reread_s_per_element = RereadPerPull(topk_pulls ? Pulls::kTopK : Pulls::kDelta, sparse);
   j.pull_bytes_per_element = std::max(0.0, total - j.push_bytes_per_element);
+  j.publish_on_push = topk_pulls && absl::GetFlag(FLAGS_published_on_push);
   return j;
 }
 
@@ -321,7 +326,8 @@ int Validate(const std::string& path) {
           absl::GetFlag(FLAGS_reused_replies) ? "a reply built once for the pulls of a clock"
                                               : "every pull building its own reply",
           absl::GetFlag(FLAGS_published_replies) ? ""
-                                                 : " (top-k pulls: after a scan of the stamps)")
+                                                 : " (top-k pulls: after a scan of the stamps)",
+          absl::GetFlag(FLAGS_published_on_push) ? ", publications made once every push is in" : "")
           .c_str(),
       cluster.pull_window,
       cluster.fair_links ? absl::StrCat("links shared fairly, a connection at most ",
@@ -440,6 +446,8 @@ int Project() {
           const double sparse = config.pulls == Pulls::kDense ? 0 : 1;
           j.read_s_per_element = ReadPerPull(config.pulls, sparse) / threads;
           j.reread_s_per_element = RereadPerPull(config.pulls, sparse) / threads;
+          j.publish_on_push =
+              config.pulls == Pulls::kTopK && absl::GetFlag(FLAGS_published_on_push);
           const Result r = MustSimulate(model, c, j);
           if (baseline == 0) baseline = r.samples_per_s;
           std::printf("| %d | %d | %d | %s | %.3f | %.1f%% | %.0f | %.2f |\n", gbps, w, s,
