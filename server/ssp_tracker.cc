@@ -68,11 +68,10 @@ std::vector<std::pair<uint32_t, uint32_t>> SspTracker::Views() const {
   return views;
 }
 
-size_t SspTracker::LiveWorkers() const {
-  absl::MutexLock lock(&mu_);
+void SspTracker::CountLive() {
   size_t live = 0;
   for (const auto& entry : workers_) live += entry.second.live ? 1 : 0;
-  return live;
+  live_workers_.store(live, std::memory_order_relaxed);
 }
 
 void SspTracker::RestoreView(uint32_t rank, uint32_t view) {
@@ -81,11 +80,13 @@ void SspTracker::RestoreView(uint32_t rank, uint32_t view) {
   w.view = view;
   w.next_clock = view + 1;
   workers_[rank] = std::move(w);
+  CountLive();
 }
 
 void SspTracker::Expect(uint32_t rank) {
   absl::MutexLock lock(&mu_);
   if (workers_.find(rank) == workers_.end()) workers_[rank] = Worker();
+  CountLive();
 }
 
 uint32_t SspTracker::Join(uint32_t rank, uint32_t resume_at) {
@@ -122,6 +123,7 @@ uint32_t SspTracker::Join(uint32_t rank, uint32_t resume_at) {
     w.next_clock = start + 1;
     if (it != workers_.end()) w.session = it->second.session + 1;
     workers_[rank] = std::move(w);
+    CountLive();
     clock = start;
     TakeReady(&ready);
   }
@@ -136,6 +138,7 @@ void SspTracker::Leave(uint32_t rank) {
     auto it = workers_.find(rank);
     if (it == workers_.end() || !it->second.live) return;
     it->second.live = false;
+    CountLive();
     auto keep = parked_.begin();
     for (auto p = parked_.begin(); p != parked_.end(); ++p) {
       if (p->rank == rank) {

@@ -27,6 +27,8 @@
 #ifndef LEEWAY_SERVER_SSP_TRACKER_H_
 #define LEEWAY_SERVER_SSP_TRACKER_H_
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -56,8 +58,9 @@ class SspTracker {
 
   // (rank, view) of every live worker, for checkpoints.
   std::vector<std::pair<uint32_t, uint32_t>> Views() const;
-  // How many workers are live (expected ones included).
-  size_t LiveWorkers() const;
+  // How many workers are live (expected ones included). Lock-free: the
+  // servers ask on every push; counted when membership changes.
+  size_t LiveWorkers() const { return live_workers_.load(std::memory_order_relaxed); }
   // Restores a worker at `view` (from a checkpoint): live, clocks below
   // `view` closed, CLOCK(view + 1) expected next.
   void RestoreView(uint32_t rank, uint32_t view);
@@ -126,6 +129,8 @@ class SspTracker {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Advance(Worker& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint32_t MinClockLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Recounts live_workers_ after a change of membership.
+  void CountLive() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves the parked pulls that became ready into `out`.
   void TakeReady(std::vector<PullDone>* out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -133,6 +138,7 @@ class SspTracker {
   mutable absl::Mutex mu_;
   absl::flat_hash_map<uint32_t, Worker> workers_ ABSL_GUARDED_BY(mu_);
   std::vector<Parked> parked_ ABSL_GUARDED_BY(mu_);
+  std::atomic<size_t> live_workers_{0};  // written under mu_
 };
 
 }  // namespace leeway
