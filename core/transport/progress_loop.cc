@@ -6,12 +6,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/common/logging.h"
 #include "core/common/thread_name.h"
+#include "core/common/wall_clock.h"
 #include "core/transport/ucx_tls.h"
 
 namespace leeway {
@@ -213,14 +215,6 @@ bool ProgressLoop::RunPosted() {
 
 namespace {
 
-void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 // The loop whose worker lock this thread holds, if any: a thread that holds
 // it must not try_lock it again (undefined for std::mutex).
 thread_local const ProgressLoop* t_holding = nullptr;
@@ -280,7 +274,7 @@ ProgressLoop::Guard::Guard(ProgressLoop* loop, Mode mode) : loop_(loop) {
     const int tries = mode == kBriefly ? 64 : 1;
     for (int i = 0; i < tries && !held_; ++i) {
       if (loop->stop_requested_.load(std::memory_order_relaxed)) break;
-      if (i > 0) CpuRelax();
+      if (i > 0) CpuPause();
       held_ = loop->worker_mu_.try_lock();
     }
   } else {
@@ -289,7 +283,7 @@ ProgressLoop::Guard::Guard(ProgressLoop* loop, Mode mode) : loop_(loop) {
   }
   if (held_) {
     t_holding = loop;
-    loop->caller_turns_.fetch_add(1, std::memory_order_relaxed);
+    BumpUnderLock(loop->caller_turns_, 1);
     // Work posted before runs first: a thread's operations keep their order
     // whether they were posted or run under the lock.
     loop->RunPosted();
@@ -313,19 +307,20 @@ bool ProgressLoop::RunOrPost(std::function<bool()> fn) {
   return true;
 }
 
-bool ProgressLoop::TryDrive(bool* busy) {
+bool ProgressLoop::TryDrive(bool* busy, absl::Time* now) {
   *busy = false;
   if (HeldByThisThread() || stop_requested_.load(std::memory_order_relaxed) ||
       !worker_mu_.try_lock()) {
     return false;
   }
   t_holding = this;
-  caller_turns_.fetch_add(1, std::memory_order_relaxed);
+  BumpUnderLock(caller_turns_, 1);
   *busy = ucp_worker_progress(worker_) != 0;
   *busy |= RunPosted();
   // Reading the clock costs more than an idle progress call: a driver that
   // spins reads it every 16th round.
-  if (*busy || ++drive_rounds_ % 16 == 0) MaybeTick(now_ = absl::Now());
+  if (*busy || ++drive_rounds_ % 16 == 0) MaybeTick(now_ = WallNow());
+  *now = now_;  // read under the lock: the loop thread writes it next
   t_holding = nullptr;
   worker_mu_.unlock();
   return true;
@@ -351,7 +346,7 @@ void ProgressLoop::Run() {
   bool saw_event = false;
   bool armed_busy = false;
   while (!stop_requested_.load(std::memory_order_relaxed)) {
-    std::unique_lock<std::mutex> lock(worker_mu_, std::try_to_lock);
+    std::unique_lock<WorkerLock> lock(worker_mu_, std::try_to_lock);
     if (!lock.owns_lock()) {
       // A caller is driving the worker itself (Transport::Wait): stay out
       // of its way until it hands back (HandBack) or a millisecond passes.
@@ -387,7 +382,7 @@ void ProgressLoop::Run() {
     // Else the clock costs more than a progress call: read it every 16th
     // round.
     if (++rounds % 16 == 0 || sleep_now) {
-      const absl::Time now = now_ = absl::Now();
+      const absl::Time now = now_ = WallNow();
       MaybeTick(now);
       if (stall_.OnClock(now, has_shared_memory_peers_ && has_shared_memory_peers_()) !=
           reported_stall) {
@@ -431,14 +426,14 @@ void ProgressLoop::Run() {
     if (sleep) {
       caller_turns = caller_turns_.load(std::memory_order_relaxed);
       Sleep(options_.tick);
-      woke_at = absl::Now();
+      woke_at = WallNow();
     } else if (nap) {
       sleeping_.store(true);  // so that Post wakes it
       if (pending_.load() == 0 && !stop_requested_.load()) Nap();
       sleeping_.store(false);
     }
   }
-  std::lock_guard<std::mutex> lock(worker_mu_);
+  std::lock_guard<WorkerLock> lock(worker_mu_);
   t_holding = this;
   if (on_stop_) on_stop_();
   {
@@ -467,8 +462,8 @@ void ProgressLoop::ReportStall(bool started) {
 
 void ProgressLoop::ProgressUntil(const std::function<bool()>& done,
                                  absl::Duration limit) {
-  const absl::Time end = absl::Now() + limit;
-  while (!done() && absl::Now() < end) {
+  const absl::Time end = WallNow() + limit;
+  while (!done() && WallNow() < end) {
     ucp_worker_progress(worker_);
     RunPosted();
   }

@@ -35,7 +35,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "absl/status/statusor.h"
@@ -43,6 +42,7 @@
 #include "absl/time/time.h"
 #include "core/transport/spin_policy.h"
 #include "core/transport/stall_detector.h"
+#include "core/transport/worker_lock.h"
 
 namespace leeway {
 
@@ -118,8 +118,8 @@ class ProgressLoop {
 
   // If the worker lock is free, progresses the worker and runs posted work
   // once on this thread; returns whether it did, and sets *busy when
-  // anything happened.
-  bool TryDrive(bool* busy);
+  // anything happened and *now to CachedNow() (read under the lock).
+  bool TryDrive(bool* busy, absl::Time* now);
 
   // A caller stops driving: wakes the progress thread so that it takes over
   // at once.
@@ -141,8 +141,8 @@ class ProgressLoop {
   bool HeldByThisThread() const;
 
   // The time the last driver read (at most 16 idle rounds old), so that
-  // per-message bookkeeping needs no clock read. Worker lock, or a value
-  // just returned by TryDrive.
+  // per-message bookkeeping needs no clock read. Worker lock held (a driver
+  // gets it from TryDrive).
   absl::Time CachedNow() const { return now_; }
 
   // Worker lock held: progresses the worker (and runs posted work) until
@@ -192,11 +192,11 @@ class ProgressLoop {
   std::atomic<int64_t> spin_ns_{absl::ToInt64Nanoseconds(options_.busy_poll)};
   std::atomic<uint64_t> pending_{0};
   std::atomic<uint64_t> stalls_{0};
-  // Bumped by each Guard a caller takes (and by TryDrive): the loop thread
-  // does not busy-poll while callers use the worker.
+  // Bumped by each Guard a caller takes (and by TryDrive), under the worker
+  // lock: the loop thread does not busy-poll while callers use the worker.
   std::atomic<uint64_t> caller_turns_{0};
 
-  std::mutex worker_mu_;  // the worker lock
+  WorkerLock worker_mu_;  // the worker lock (see worker_lock.h for why not a mutex)
 
   absl::Mutex mu_;
   std::deque<std::function<void()>> posted_ ABSL_GUARDED_BY(mu_);

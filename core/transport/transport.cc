@@ -223,8 +223,8 @@ absl::Status Transport::Impl::Wait(const Ticket& ticket, absl::Time deadline) {
   absl::Time last_event = absl::InfinitePast();
   while (!ticket.done()) {
     bool busy = false;
-    if (!loop_->TryDrive(&busy)) break;
-    const absl::Time now = loop_->CachedNow();
+    absl::Time now;
+    if (!loop_->TryDrive(&busy, &now)) break;
     if (now >= deadline || (!busy && spin == absl::ZeroDuration())) break;
     if (busy || last_event == absl::InfinitePast()) {
       last_event = now;

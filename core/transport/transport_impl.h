@@ -24,6 +24,7 @@
 #include "core/transport/hello.h"
 #include "core/transport/progress_loop.h"
 #include "core/transport/transport.h"
+#include "core/transport/worker_lock.h"
 
 // Returns a UCX failure as an absl::Status from the enclosing function.
 #define LEEWAY_RETURN_IF_ERROR_UCS(expr, what)          \
@@ -131,6 +132,12 @@ class Transport::Impl {
   struct SendContext {
     // Copies at most header.size() bytes.
     void SetHeader(absl::Span<const uint8_t> bytes);
+    // Back to a default context for reuse, field by field and only where a
+    // field changed, not `*this = SendContext()`: right after an eager send
+    // the store buffer is full of the payload's copy into the peer's FIFO,
+    // and every store here waits behind it. Frees an owned payload and drops
+    // the ticket and hold. A field added below must be reset here.
+    void Reset();
 
     Impl* impl = nullptr;
     PeerId peer = 0;
@@ -302,6 +309,9 @@ class Transport::Impl {
   std::vector<Lingering> lingering_;
   std::vector<void*> closing_requests_;
 
+  // Messages and bytes sent and received change only under the worker lock
+  // (BumpUnderLock, no locked instruction per message); the rest by
+  // fetch_add from anywhere. stats() reads them all from any thread.
   struct Counters {
     std::atomic<uint64_t> messages_sent{0}, messages_received{0},
         bytes_sent{0}, bytes_received{0}, bad_messages{0},

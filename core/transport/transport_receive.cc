@@ -75,8 +75,8 @@ ucs_status_t Transport::Impl::OnAm(unsigned am_id, const void* header,
     Disconnect(session, "message before the handshake", kErrorLinger);
     return refuse;
   }
-  counters_.messages_received.fetch_add(1, kRelaxed);
-  counters_.bytes_received.fetch_add(length, kRelaxed);
+  BumpUnderLock(counters_.messages_received, 1);
+  BumpUnderLock(counters_.bytes_received, length);
   if (session->shared_memory) loop_->NoteSharedMemoryMessage();
   if (h.is_reply()) return OnReply(session, h, data, length, rndv);
   return OnRequest(session, h, data, length, rndv);
@@ -193,12 +193,17 @@ ucs_status_t Transport::Impl::OnRequest(Session* session, const WireHeader& h,
       return refuse;
     }
     message.payload = buffer->subspan(0, length);
+    if (!rndv && length > 0) std::memcpy(message.payload.data(), data, length);
+  } else if (!rndv) {
+    // Copied in as the vector is made, not zeroed first and then copied.
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    message.owned.assign(bytes, bytes + length);
+    message.payload = absl::MakeSpan(message.owned);
   } else {
     message.owned.resize(length);
     message.payload = absl::MakeSpan(message.owned);
   }
   if (!rndv) {
-    if (length > 0) std::memcpy(message.payload.data(), data, length);
     entry->handler(std::move(message));
     return UCS_OK;
   }

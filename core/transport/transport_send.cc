@@ -48,7 +48,7 @@ void Transport::Impl::ReleaseSendContext(SendContext* ctx) {
     delete ctx;
     return;
   }
-  *ctx = SendContext();  // frees an owned payload and drops the ticket
+  ctx->Reset();
   free_sends_.push_back(ctx);
 }
 
@@ -114,6 +114,22 @@ void Transport::Impl::SendContext::SetHeader(absl::Span<const uint8_t> bytes) {
   std::memcpy(header.data(), bytes.data(), header_length);
 }
 
+void Transport::Impl::SendContext::Reset() {
+  impl = nullptr;
+  peer = 0;
+  call_id = 0;
+  header_length = kWireHeaderSize;
+  if (owned.capacity() != 0) std::vector<uint8_t>().swap(owned);
+  if (hold != nullptr) hold.reset();
+  if (has_ticket) {
+    has_ticket = false;
+    ticket = Ticket::Succeeded();
+  }
+  in_flight = false;
+  bytes = 0;
+  if (orphaned_after != absl::InfiniteFuture()) orphaned_after = absl::InfiniteFuture();
+}
+
 bool Transport::Impl::StartSend(Session* session, unsigned am_id,
                                 SendContext* ctx,
                                 absl::Span<const uint8_t> payload,
@@ -173,8 +189,8 @@ absl::Status Transport::Impl::OnSendDone(SendContext* ctx,
     OnTransferError(ctx->peer, result);
   }
   if (result.ok()) {
-    counters_.messages_sent.fetch_add(1, kRelaxed);
-    counters_.bytes_sent.fetch_add(ctx->bytes, kRelaxed);
+    BumpUnderLock(counters_.messages_sent, 1);
+    BumpUnderLock(counters_.bytes_sent, ctx->bytes);
   }
   if (ctx->call_id != 0) {
     auto it = calls_.find(ctx->call_id);
