@@ -216,7 +216,7 @@ bool ProgressLoop::RunPosted() {
 namespace {
 
 // The loop whose worker lock this thread holds, if any: a thread that holds
-// it must not try_lock it again (undefined for std::mutex).
+// it must not take it again (WorkerLock is not recursive).
 thread_local const ProgressLoop* t_holding = nullptr;
 
 }  // namespace
