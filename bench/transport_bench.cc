@@ -419,18 +419,22 @@ std::string Table(const std::vector<Row>& rows) {
     const double lat_trips =
         r.perftest_latency_us > 0 ? 1e6 / (2 * r.perftest_latency_us) : 0;
     const bool landed = r.landed_mbps > 0;
+    const bool trips = r.ours.rtrip_rate > 0;  // --round_trips=false: none
+    const auto figure = [](bool shown, const char* format, double value) {
+      return shown ? absl::StrFormat(format, value) : std::string("-");
+    };
     absl::StrAppendFormat(
         &out,
-        "| %s | %s | %.0f | %.0f | %.0f | %.2f | %s | %s | %.0f | %.0f | %.2f "
+        "| %s | %s | %.0f | %.0f | %.0f | %.2f | %s | %s | %s | %s | %s "
         "| %s |\n",
         r.tls,
         r.size >= (1u << 20) ? absl::StrCat(r.size >> 20, " MiB")
                              : absl::StrCat(r.size >> 10, " KiB"),
         r.ours.push_mbps, r.ours.push_rate, r.perftest_mbps, r.push_ratio,
-        landed ? absl::StrFormat("%.0f", r.landed_mbps) : "-",
-        landed ? absl::StrFormat("%.2f", r.landed_ratio) : "-",
-        r.ours.rtrip_rate, lat_trips, r.trip_ratio,
-        r.raw_mbps > 0 ? absl::StrFormat("%.0f", r.raw_mbps) : "-");
+        figure(landed, "%.0f", r.landed_mbps), figure(landed, "%.2f", r.landed_ratio),
+        figure(trips, "%.0f", r.ours.rtrip_rate), figure(lat_trips > 0, "%.0f", lat_trips),
+        figure(trips && lat_trips > 0, "%.2f", r.trip_ratio),
+        figure(r.raw_mbps > 0, "%.0f", r.raw_mbps));
   }
   return out;
 }
