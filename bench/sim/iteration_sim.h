@@ -2,17 +2,20 @@
 // parameter servers, for projecting the communication study to sizes this
 // machine cannot run. Per worker and clock it plays out what the runtime
 // does: pull every chunk from its server in forward order (a server answers
-// once the pushes SSP requires of all workers are applied), run each tensor's forward as its parameters
-// arrive (or after all of them, without pipelining), run backward in
-// reverse, encode and push each tensor as its backward ends (or after the
-// whole backward), and end the clock once its pushes are applied. Each NIC
-// direction is a FIFO pipe with a rate, so a server's NIC serializes the
-// incast of many workers (a message takes the later of its two pipes), or
-// the links are shared fairly among connections (Cluster::fair_links,
-// FairLinks); encode, apply and serving a pull are serial per process, and
-// where the processes share a machine of few cores (the study's VM) they
-// time-share those cores (SharedCores). Deterministic for a seed. The arithmetic is unit-tested on cases
-// worked by hand (iteration_sim_test.cc).
+// once the pushes SSP requires of all workers are applied, reusing a reply
+// for pulls that name the same versions), run each tensor's forward as its
+// parameters arrive (or after all of them, without pipelining), run
+// backward in reverse, encode and push each tensor as its backward ends (or
+// after the whole backward), and end the clock once its pushes are applied.
+// Each NIC direction is a FIFO pipe with a rate, so a server's NIC
+// serializes the incast of many workers (a message takes the later of its
+// two pipes), or the links are shared among connections as TCP does
+// (Cluster::fair_links, FairLinks: max-min, each message's share weighted
+// by a seeded draw as unequal as measured flows are, Cluster::unfairness);
+// encode, apply and serving a pull are serial per process, and where the
+// processes share a machine of few cores (the study's VM) they time-share
+// those cores (SharedCores). Deterministic for a seed. The arithmetic is
+// unit-tested on cases worked by hand (iteration_sim_test.cc).
 #ifndef LEEWAY_BENCH_SIM_ITERATION_SIM_H_
 #define LEEWAY_BENCH_SIM_ITERATION_SIM_H_
 
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "bench/sim/fair_links.h"
 
 namespace leeway {
 namespace sim {
@@ -53,6 +57,11 @@ struct Cluster {
   // cap; one UCX TCP endpoint gets less than several together).
   bool fair_links = false;
   double flow_bytes_per_s = 0;
+  // Fair links: each message's share, while it moves, is weighted by a
+  // factor uniform in 1 +- unfairness.SpreadAt(its bytes), seeded by the
+  // job, as real TCP flows into one link finish apart even when they
+  // start together (bench/netlab/flow_spread.sh measures how far).
+  Unfairness unfairness;
 };
 
 struct Job {
@@ -100,10 +109,19 @@ struct Result {
   double samples_per_s = 0;      // all workers
   double comm_share = 0;         // (wall - GPU time) / wall, mean over workers
   double bytes_per_iteration = 0;  // per worker, both directions, headers included
+  // p99 over every applied push of (the most clocks any worker has
+  // completed) - (the push's clock), as the servers measure staleness.
+  double staleness_p99 = 0;
 };
 
 absl::StatusOr<Result> Simulate(const std::vector<Tensor>& model, const Cluster& cluster,
                                 const Job& job);
+
+// The run of seeds job.seed, job.seed + 1, ... (`seeds` of them) with the
+// median samples/s (the lower middle one for an even count), as the study
+// reports medians of its seeds.
+absl::StatusOr<Result> SimulateMedian(const std::vector<Tensor>& model, const Cluster& cluster,
+                                      const Job& job, int seeds);
 
 }  // namespace sim
 }  // namespace leeway

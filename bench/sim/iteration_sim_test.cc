@@ -1,5 +1,8 @@
 #include "bench/sim/iteration_sim.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "catch2/catch.hpp"
 
 namespace leeway {
@@ -71,6 +74,55 @@ TEST_CASE("on fair links two workers share the server's NIC instead") {
   r = Simulate({{1000, 1.0}}, fair, Plain(3, 5));
   REQUIRE(r.ok());
   CHECK(r->seconds_per_clock == Approx(7));
+}
+
+TEST_CASE("unfair shares: nothing for a lone connection, a spread for shared ones") {
+  // One worker: each message has its links to itself, so the weights do
+  // not matter (pull 2 s at the cap, compute 3 s, push 2 s).
+  Cluster fair = Slow(1, 1);
+  fair.fair_links = true;
+  fair.flow_bytes_per_s = 2000;
+  fair.unfairness.points = {{1, 0.5}};
+  auto r = Simulate({{1000, 1.0}}, fair, Plain(3, 5));
+  REQUIRE(r.ok());
+  CHECK(r->seconds_per_clock == Approx(7));
+  // Two workers (the case above, 7 s a clock with equal shares): the
+  // server's links are still through with both messages after 2 s, but
+  // one worker has its pull first and starts computing sooner, so a clock
+  // takes no longer, and SSP lets that lead pay: its clocks overlap the
+  // other's pulls.
+  fair = Slow(2, 1);
+  fair.fair_links = true;
+  fair.unfairness.points = {{1, 0.5}};
+  Job job = Plain(3, 12);
+  job.overlap = false;
+  auto bsp = Simulate({{1000, 1.0}}, fair, job);
+  job.staleness = 2;
+  auto ssp = Simulate({{1000, 1.0}}, fair, job);
+  REQUIRE(bsp.ok());
+  REQUIRE(ssp.ok());
+  CHECK(bsp->seconds_per_clock <= 7 + 1e-9);
+  CHECK(ssp->seconds_per_clock < bsp->seconds_per_clock * 0.97);
+  // The same seed, the same draws; another seed, others.
+  auto again = Simulate({{1000, 1.0}}, fair, job);
+  job.seed = 2;
+  auto other = Simulate({{1000, 1.0}}, fair, job);
+  REQUIRE(again.ok());
+  REQUIRE(other.ok());
+  CHECK(again->seconds_per_clock == ssp->seconds_per_clock);
+  CHECK(other->seconds_per_clock != ssp->seconds_per_clock);
+  // Of seeds 1, 2, 3, the median run by samples/s.
+  job.seed = 1;
+  std::vector<double> rates;
+  for (int seed = 1; seed <= 3; ++seed, ++job.seed) {
+    rates.push_back(Simulate({{1000, 1.0}}, fair, job)->samples_per_s);
+  }
+  std::sort(rates.begin(), rates.end());
+  job.seed = 1;
+  auto median = SimulateMedian({{1000, 1.0}}, fair, job, 3);
+  REQUIRE(median.ok());
+  CHECK(median->samples_per_s == rates[1]);
+  CHECK(!SimulateMedian({{1000, 1.0}}, fair, job, 0).ok());
 }
 
 TEST_CASE("pipelining overlaps one tensor's push with the next one's backward") {

@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "bench/sim/fair_links.h"
 #include "bench/sim/iteration_sim.h"
 #include "bench/sim/study_table.h"
 #include "core/common/file_text.h"
@@ -67,6 +68,16 @@ ABSL_FLAG(double, flow_share, 0.879,
 ABSL_FLAG(double, link_share, 0.956,
           "--validate: the links' rate / nominal as measured (netlab check at 1 Gbit/s: iperf3 "
           "119.5 MB/s), so BSP uncompressed is a prediction too; 0: fit it to that row");
+ABSL_FLAG(std::string, flow_spreads, "1048576:0.576,4194304:0.727,16777216:0.847",
+          "--validate --fair_links: how far apart equal TCP flows into one link finish, by "
+          "message size: BYTES:(first through)/(last through) of four flows started together "
+          "on open connections (bench/netlab/flow_spread.sh at 1 Gbit/s, mean of 3 runs); each "
+          "message's share "
+          "is weighted by a factor uniform in 1 +- a spread fitted to its size; empty: flows "
+          "share exactly");
+ABSL_FLAG(int, seeds, 9,
+          "--validate: seeds simulated per row, the median reported (the model's middle, where the "
+          "study has the median of its few)");
 ABSL_FLAG(bool, project, false, "project to large clusters");
 ABSL_FLAG(std::string, model, "gpt3-xl", "--project: the layer list");
 ABSL_FLAG(double, gpu_ms, 310, "--project: forward + backward per iteration and GPU");
@@ -138,8 +149,10 @@ std::vector<Tensor> Model(const std::string& name, uint64_t* elements) {
   return out;
 }
 
-Result MustSimulate(const std::vector<Tensor>& model, const Cluster& c, const Job& j) {
-  absl::StatusOr<Result> r = Simulate(model, c, j);
+Result MustSimulate(const std::vector<Tensor>& model, const Cluster& c, const Job& j,
+                    int seeds = 1) {
+  absl::StatusOr<Result> r =
+      seeds == 1 ? Simulate(model, c, j) : SimulateMedian(model, c, j, seeds);
   if (!r.ok()) {
     std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
     std::exit(2);
@@ -289,6 +302,16 @@ int Validate(const std::string& path) {
   cluster.cores = absl::GetFlag(FLAGS_cores);
   cluster.pull_window = absl::GetFlag(FLAGS_pull_window);
   cluster.fair_links = absl::GetFlag(FLAGS_fair_links);
+  if (cluster.fair_links) {
+    absl::StatusOr<Unfairness> unfairness =
+        UnfairnessFromSpreads(absl::GetFlag(FLAGS_flow_spreads));
+    if (!unfairness.ok()) {
+      std::fprintf(stderr, "--flow_spreads: %s\n", unfairness.status().ToString().c_str());
+      return 2;
+    }
+    cluster.unfairness = *unfairness;
+  }
+  const int seeds = absl::GetFlag(FLAGS_seeds);
   const double nominal = absl::GetFlag(FLAGS_nominal_gbps) * 1e9 / 8;
   auto find = [&](const char* config) -> const StudyRow* {
     for (const StudyRow& r : table->rows) {
@@ -304,7 +327,7 @@ int Validate(const std::string& path) {
   }
   double encode = 0;
   auto predicted = [&](const StudyRow& row) {
-    return MustSimulate(model, cluster, RowJob(*table, row, elements, encode));
+    return MustSimulate(model, cluster, RowJob(*table, row, elements, encode), seeds);
   };
   const double measured_share = absl::GetFlag(FLAGS_link_share);
   const double factor = measured_share > 0 ? measured_share : Bisect(0.01, 10, true, [&](double f) {
@@ -330,12 +353,18 @@ int Validate(const std::string& path) {
           absl::GetFlag(FLAGS_published_on_push) ? ", publications made once every push is in" : "")
           .c_str(),
       cluster.pull_window,
-      cluster.fair_links ? absl::StrCat("links shared fairly, a connection at most ",
-                                        absl::GetFlag(FLAGS_flow_share), " of one")
-                               .c_str()
-                         : "FIFO links");
-  std::printf("| workers | configuration | pipelining | measured samples/s | predicted | error | "
-              "measured comm share | predicted |\n|---|---|---|---:|---:|---:|---:|---:|\n");
+      cluster.fair_links
+          ? absl::StrCat("links shared fairly, a connection at most ",
+                         absl::GetFlag(FLAGS_flow_share),
+                         " of one, each message's share weighted "
+                         "by a factor uniform in 1 +- a spread by its size (",
+                         cluster.unfairness.ToString(), "), median of ", seeds, " seeds")
+                .c_str()
+          : "FIFO links");
+  std::printf(
+      "| workers | configuration | pipelining | measured samples/s | predicted | error | "
+      "measured comm share | predicted | measured staleness p99 | predicted |\n"
+      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
   int within = 0, predictions = 0;
   for (const StudyRow& row : table->rows) {
     const Result r = predicted(row);
@@ -345,10 +374,12 @@ int Validate(const std::string& path) {
       ++predictions;
       if (std::fabs(error) <= 0.15) ++within;
     }
-    std::printf("| %s | %s | %s | %.1f | %.1f | %+.1f%%%s | %.1f%% | %.1f%% |\n",
+    std::printf("| %s | %s | %s | %.1f | %.1f | %+.1f%%%s | %.1f%% | %.1f%% | %s | %.1f |\n",
                 row.stragglers ? "stragglers" : "equal", row.configuration.c_str(),
                 row.overlap ? "on" : "off", row.samples_per_s, r.samples_per_s, error * 100,
-                calibration ? " (calibration)" : "", row.comm_share * 100, r.comm_share * 100);
+                calibration ? " (calibration)" : "", row.comm_share * 100, r.comm_share * 100,
+                row.staleness_p99 < 0 ? "-" : absl::StrCat(row.staleness_p99).c_str(),
+                r.staleness_p99);
   }
   std::printf("\n%d of %d predictions within 15%% of the measured throughput.\n", within, predictions);
 
@@ -364,7 +395,7 @@ int Validate(const std::string& path) {
   for (const StudyRow& row : table->rows) {
     Job j = RowJob(*table, row, elements, encode);
     j.encode_s_per_element = 0;
-    const Result r = MustSimulate(model, cluster, j);
+    const Result r = MustSimulate(model, cluster, j, seeds);
     if (row.configuration == "bsp-none" && row.overlap) baseline = r.samples_per_s;
     std::printf("| %s | %s | %s | %.1f | %.2f | %.1f%% |\n",
                 row.stragglers ? "stragglers" : "equal", row.configuration.c_str(),

@@ -3,12 +3,13 @@
 # (the calibration row, BSP top-k, must come back to within 1%, and at
 # least four fifths of the predictions within 15%, BSP uncompressed among
 # them: a model change that loses the fit fails here; the table predates
-# the servers' shared replies), then a small projection.
+# the servers' shared replies; 3 seeds a row instead of 9, for time), then
+# a small projection.
 #   sim_smoke_test.sh LEEWAY_SIM STUDY.md
 set -euo pipefail
 sim=$1
 study=$2
-out=$("$sim" --validate="$study" --reused_replies=false)
+out=$("$sim" --validate="$study" --reused_replies=false --seeds=3)
 echo "$out"
 for config in bsp-topk; do
   # The validation table's row (the GPU-encode table below repeats the names).
@@ -21,6 +22,8 @@ predictions=$(sed -n 's/^[0-9]* of \([0-9]*\) predictions within 15%.*/\1/p' <<<
 [ -n "$within" ] && [ "$predictions" -ge 20 ] && [ $((5 * within)) -ge $((4 * predictions)) ] ||
   { echo "FAIL: only '$within' of '$predictions' predictions within 15%"; exit 1; }
 grep -q "^The same runs with the encode on the GPU" <<<"$out" || { echo "FAIL: no GPU-encode table"; exit 1; }
+grep -q "| measured staleness p99 | predicted |" <<<"$out" || { echo "FAIL: no staleness columns"; exit 1; }
+"$sim" --validate="$study" --flow_spreads=4194304:2 >/dev/null 2>&1 && { echo "FAIL: a bad --flow_spreads passed"; exit 1; }
 proj=$("$sim" --project --workers=8 --servers=1,8 --gbps=100 --clocks=4)
 echo "$proj"
 [ "$(grep -c '^| 100 | 8 |' <<<"$proj")" -eq 8 ] || { echo "FAIL: expected 8 projection rows (2 server counts x 4 configurations)"; exit 1; }

@@ -70,6 +70,9 @@ absl::StatusOr<StudyTable> ParseStudyTable(const std::string& markdown) {
       return Bad(line_number, "samples/s, comm share and bytes/iter must be positive numbers");
     }
     row.comm_share /= 100;
+    if (cells.size() > 11 && !Number(cells[10], &row.staleness_p99)) {
+      return Bad(line_number, "staleness p99 must be a number");
+    }
     table.rows.push_back(row);
   }
   if (!header_seen) return Bad(line_number, "no 'Workload ...' line");

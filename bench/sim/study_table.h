@@ -20,6 +20,7 @@ struct StudyRow {
   double samples_per_s = 0;
   double comm_share = 0;      // 0..1
   double bytes_per_iteration = 0;
+  double staleness_p99 = -1;  // -1: the table has no such column
 };
 
 struct StudyTable {

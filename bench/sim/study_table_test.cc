@@ -30,8 +30,10 @@ TEST_CASE("a study table's workload and rows") {
   CHECK(t->rows[0].samples_per_s == Approx(36.4));
   CHECK(t->rows[0].comm_share == Approx(0.945));
   CHECK(t->rows[0].bytes_per_iteration == Approx(204461664));
+  CHECK(t->rows[0].staleness_p99 == 1);
   CHECK(t->rows[1].stragglers);
   CHECK_FALSE(t->rows[1].overlap);
+  CHECK(t->rows[1].staleness_p99 == 2);
 }
 
 TEST_CASE("a study table names its batch") {
@@ -54,6 +56,11 @@ TEST_CASE("a malformed study table is an error naming the line") {
   const auto r = ParseStudyTable(bad);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message().find("line 5") != absl::string_view::npos);
+  std::string bad_staleness = kTable;
+  bad_staleness.replace(bad_staleness.find("| 1.0 | 1.0x"), 6, "| high");
+  const auto s = ParseStudyTable(bad_staleness);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().message().find("staleness") != absl::string_view::npos);
   std::string no_rows = kTable;
   no_rows = no_rows.substr(0, no_rows.find("| equal"));
   CHECK_FALSE(ParseStudyTable(no_rows).ok());
