@@ -369,7 +369,7 @@ class Simulation {
     const Job::Costs costs = At(clock);
     bool first = !read_[Slot(c, clock)];
     read_[Slot(c, clock)] = true;
-    if (!job_.publish_on_push) {
+    if (!job_.publish_on_push && !job_.published_pulls) {
       // A reply is reused by pulls naming the same versions (Chunk::Read):
       // the same version held, the chunk unchanged since it was built.
       // Under BSP every pull of a clock does; workers apart do not.
@@ -382,6 +382,7 @@ class Simulation {
       if (first) built_for_[c].push_back(since);
       held_[static_cast<size_t>(w) * chunks_.size() + c] = version_[c];
     }
+    if (first) ++replies_built_;
     RunCpu(ServerProcess(c), t,
            chunks_[c].elements * (first ? costs.read_s_per_element : costs.reread_s_per_element),
            {0, 0, Kind::kReadDone, w, c, clock});
@@ -434,6 +435,7 @@ class Simulation {
       r.samples_per_s += job_.samples_per_iteration * measured / wall;
       r.comm_share += (wall - gpu) / wall / cl_.workers;
     }
+    r.replies_built = replies_built_;
     if (!staleness_.empty()) {
       std::vector<int64_t> sorted = staleness_;
       const size_t at = static_cast<size_t>(std::ceil(0.99 * sorted.size())) - 1;
@@ -466,6 +468,7 @@ class Simulation {
   std::vector<int64_t> built_at_;                // per chunk: the version its replies are of
   std::vector<std::vector<int64_t>> built_for_;  // per chunk: the held versions they answer
   std::vector<int64_t> staleness_;               // of every applied push
+  int64_t replies_built_ = 0;                    // pulls that paid the read
   std::vector<int64_t> held_;     // (worker, chunk): the version last pulled, -1: none
   std::vector<bool> publishing_;  // (chunk, clock): a publication on push runs
   std::vector<std::vector<int>> awaiting_publication_;  // workers whose pulls wait for it

@@ -88,6 +88,12 @@ struct Job {
   // The publications queue for CPU apart from the server's applies and
   // reads (its apply pool runs them when no push or read waits).
   bool publish_on_push = false;
+  // Pulls read a clock's publication (top-k pulls), made by the clock's
+  // first pull unless publish_on_push: the later pulls of that clock reuse
+  // it. Otherwise they read the parameters, and a reply is reused only by
+  // pulls naming the same versions of an unchanged chunk (Chunk::Read), so
+  // workers apart under SSP each pay the read.
+  bool published_pulls = false;
   // The first `dense_clocks` clocks run on a dense plan instead: fp32 both
   // ways at the costs of `dense` (the adaptive controller's first plan
   // waits for a measurement of the link). Its byte and cost fields alone.
@@ -112,6 +118,8 @@ struct Result {
   // p99 over every applied push of (the most clocks any worker has
   // completed) - (the push's clock), as the servers measure staleness.
   double staleness_p99 = 0;
+  // Pulls that paid read_s_per_element (built their reply), every clock.
+  int64_t replies_built = 0;
 };
 
 absl::StatusOr<Result> Simulate(const std::vector<Tensor>& model, const Cluster& cluster,

@@ -257,6 +257,21 @@ TEST_CASE("a server spends CPU on every pull it answers") {
   r = Simulate({{1000, 1.0}}, fast, job);
   REQUIRE(r.ok());
   CHECK(r->seconds_per_clock == Approx(2.2));
+  CHECK(r->replies_built == 4);  // one a clock
+  // Workers apart (w1 3 s a clock, w0 none; asynchronous): both first
+  // pulls find the chunk as it started and share a reply; after that the
+  // chunk has changed between any two pulls, so each builds its own.
+  job.staleness = -1;
+  job.gpu_time = [](int w, int) { return w == 1 ? 3.0 : 0.0; };
+  r = Simulate({{1000, 1.0}}, fast, job);
+  REQUIRE(r.ok());
+  CHECK(r->replies_built == 7);
+  // Top-k pulls read the clock's publication: the later pull of a clock
+  // reuses it however far apart the workers are.
+  job.published_pulls = true;
+  r = Simulate({{1000, 1.0}}, fast, job);
+  REQUIRE(r.ok());
+  CHECK(r->replies_built == 4);
 }
 
 TEST_CASE("publications made on push leave the pulls' path") {

@@ -68,7 +68,7 @@ ABSL_FLAG(double, flow_share, 0.879,
 ABSL_FLAG(double, link_share, 0.956,
           "--validate: the links' rate / nominal as measured (netlab check at 1 Gbit/s: iperf3 "
           "119.5 MB/s), so BSP uncompressed is a prediction too; 0: fit it to that row");
-ABSL_FLAG(std::string, flow_spreads, "1048576:0.576,4194304:0.727,16777216:0.847",
+ABSL_FLAG(std::string, flow_spreads, "1048576:0.640,4194304:0.741,16777216:0.855",
           "--validate --fair_links: how far apart equal TCP flows into one link finish, by "
           "message size: BYTES:(first through)/(last through) of four flows started together "
           "on open connections (bench/netlab/flow_spread.sh at 1 Gbit/s, mean of 3 runs); each "
@@ -277,6 +277,7 @@ Job RowJob(const StudyTable& t, const StudyRow& row, uint64_t elements, double e
   j.reread_s_per_element = RereadPerPull(topk_pulls ? Pulls::kTopK : Pulls::kDelta, sparse);
   j.pull_bytes_per_element = std::max(0.0, total - j.push_bytes_per_element);
   j.publish_on_push = topk_pulls && absl::GetFlag(FLAGS_published_on_push);
+  j.published_pulls = topk_pulls;
   return j;
 }
 
@@ -477,8 +478,8 @@ int Project() {
           const double sparse = config.pulls == Pulls::kDense ? 0 : 1;
           j.read_s_per_element = ReadPerPull(config.pulls, sparse) / threads;
           j.reread_s_per_element = RereadPerPull(config.pulls, sparse) / threads;
-          j.publish_on_push =
-              config.pulls == Pulls::kTopK && absl::GetFlag(FLAGS_published_on_push);
+          j.published_pulls = config.pulls == Pulls::kTopK;
+          j.publish_on_push = j.published_pulls && absl::GetFlag(FLAGS_published_on_push);
           const Result r = MustSimulate(model, c, j);
           if (baseline == 0) baseline = r.samples_per_s;
           std::printf("| %d | %d | %d | %s | %.3f | %.1f%% | %.0f | %.2f |\n", gbps, w, s,
