@@ -72,9 +72,8 @@ ABSL_FLAG(std::string, flow_spreads, "1048576:0.640,4194304:0.741,16777216:0.855
           "--validate --fair_links: how far apart equal TCP flows into one link finish, by "
           "message size: BYTES:(first through)/(last through) of four flows started together "
           "on open connections (bench/netlab/flow_spread.sh at 1 Gbit/s, mean of 3 runs); each "
-          "message's share "
-          "is weighted by a factor uniform in 1 +- a spread fitted to its size; empty: flows "
-          "share exactly");
+          "message's share is weighted by a factor uniform in 1 +- a spread fitted to its size; "
+          "empty: flows share exactly");
 ABSL_FLAG(int, seeds, 9,
           "--validate: seeds simulated per row, the median reported (the model's middle, where the "
           "study has the median of its few)");
@@ -357,8 +356,8 @@ int Validate(const std::string& path) {
       cluster.fair_links
           ? absl::StrCat("links shared fairly, a connection at most ",
                          absl::GetFlag(FLAGS_flow_share),
-                         " of one, each message's share weighted "
-                         "by a factor uniform in 1 +- a spread by its size (",
+                         " of one, each message's share weighted by a factor uniform in 1 +- a "
+                         "spread by its size (",
                          cluster.unfairness.ToString(), "), median of ", seeds, " seeds")
                 .c_str()
           : "FIFO links");
