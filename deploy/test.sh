@@ -27,7 +27,9 @@ run_pass() {
   echo "=== $label: bazel test $*"
   bazel test --test_summary=short "$@" >"$log" 2>&1
   local rc=$?
-  grep -E '^(//|ERROR|Executed|INFO: Build completed)' "$log"
+  grep -E '^(//|Executed|INFO: Build completed)' "$log"
+  # A failed action's own message follows its ERROR line: keep some of it.
+  awk '/^ERROR/ { n = 20 } n > 0 { print "  " $0; n-- }' "$log" | head -100
   local p f
   p=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
   f=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|FLAKY|NO STATUS|INCOMPLETE|FAILED TO BUILD)' "$log")
