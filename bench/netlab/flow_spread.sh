@@ -18,23 +18,23 @@ here=$(cd "$(dirname "$0")" && pwd)
 rate=1gbit
 rounds=20
 sizes=()
+inside=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rate) rate=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
-    --inside) shift; break ;;
+    --inside) inside=1; shift ;;  # internal: run by netlab.sh in its namespaces
     -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) sizes+=("$1"); shift ;;
   esac
 done
 
-if [ "${1:-}" != "" ] && [ "${FLOW_SPREAD_INSIDE:-}" = 1 ]; then
+if [ "$inside" = 1 ]; then
   # Inside netlab's namespaces: one measurement per size.
-  rounds=$1; shift
   out=$(mktemp -d)
   trap 'rm -rf "$out"' EXIT
   spreads=""
-  for size in "$@"; do
+  for size in "${sizes[@]}"; do
     # A round lasts what four flows need at 100 MB/s, plus slack.
     period=$(python3 -c "print(round(4 * $size / 100e6 + 0.15, 3))")
     start=$(python3 -c "import time; print(time.time() + 2)")
@@ -63,5 +63,5 @@ for s in "${sizes[@]}"; do
   [[ "$s" =~ ^[0-9]+$ ]] && [ "$s" -ge 1024 ] || { echo "flow_spread: sizes are byte counts >= 1024" >&2; exit 2; }
 done
 [[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 3 ] || { echo "flow_spread: --rounds >= 3" >&2; exit 2; }
-FLOW_SPREAD_INSIDE=1 exec "$here/netlab.sh" run --rate "$rate" --servers 1 --workers 4 -- \
-  env FLOW_SPREAD_INSIDE=1 "$here/flow_spread.sh" --inside "$rounds" "${sizes[@]}"
+exec "$here/netlab.sh" run --rate "$rate" --servers 1 --workers 4 -- \
+  "$here/flow_spread.sh" --inside --rounds "$rounds" "${sizes[@]}"

@@ -272,10 +272,13 @@ class Simulation {
         break;
       case Kind::kApplied: {
         ++version_[e.item];
-        size_t completed = 0;
-        for (const WorkerState& other : workers_)
-          completed = std::max(completed, other.ends.size());
-        staleness_.push_back(std::max<int64_t>(0, static_cast<int64_t>(completed) - e.clock));
+        {
+          const int staleness = std::max(0, most_completed_ - e.clock);
+          if (staleness_counts_.size() <= static_cast<size_t>(staleness)) {
+            staleness_counts_.resize(staleness + 1, 0);
+          }
+          ++staleness_counts_[staleness];
+        }
         if (++applied_[Slot(e.item, e.clock)] == cl_.workers) {
           PublishAhead(e.item, e.clock + 1, e.t);
           std::vector<int> waiting;
@@ -421,6 +424,7 @@ class Simulation {
     WorkerState& ws = workers_[w];
     if (ws.backward_left > 0 || ws.pushes_outstanding > 0) return;
     ws.ends.push_back(t);
+    most_completed_ = std::max(most_completed_, static_cast<int>(ws.ends.size()));
     if (ws.clock + 1 < job_.clocks) Push({t, 0, Kind::kStartClock, w, 0, 0});
   }
 
@@ -436,11 +440,17 @@ class Simulation {
       r.comm_share += (wall - gpu) / wall / cl_.workers;
     }
     r.replies_built = replies_built_;
-    if (!staleness_.empty()) {
-      std::vector<int64_t> sorted = staleness_;
-      const size_t at = static_cast<size_t>(std::ceil(0.99 * sorted.size())) - 1;
-      std::nth_element(sorted.begin(), sorted.begin() + at, sorted.end());
-      r.staleness_p99 = static_cast<double>(sorted[at]);
+    // The smallest value that 99% of the applied pushes do not exceed.
+    int64_t pushes = 0;
+    for (int64_t n : staleness_counts_) pushes += n;
+    const int64_t rank = static_cast<int64_t>(std::ceil(0.99 * pushes));
+    int64_t seen = 0;
+    for (size_t v = 0; v < staleness_counts_.size(); ++v) {
+      seen += staleness_counts_[v];
+      if (seen >= rank) {
+        r.staleness_p99 = static_cast<double>(v);
+        break;
+      }
     }
     for (const Chunk& c : chunks_) {
       r.bytes_per_iteration += 3 * cl_.header_bytes +
@@ -467,7 +477,10 @@ class Simulation {
   std::vector<int64_t> version_;  // per chunk: pushes applied
   std::vector<int64_t> built_at_;                // per chunk: the version its replies are of
   std::vector<std::vector<int64_t>> built_for_;  // per chunk: the held versions they answer
-  std::vector<int64_t> staleness_;               // of every applied push
+  // Applied pushes by staleness (the most clocks any worker has completed
+  // minus the push's clock), and that most.
+  std::vector<int64_t> staleness_counts_;
+  int most_completed_ = 0;
   int64_t replies_built_ = 0;                    // pulls that paid the read
   std::vector<int64_t> held_;     // (worker, chunk): the version last pulled, -1: none
   std::vector<bool> publishing_;  // (chunk, clock): a publication on push runs

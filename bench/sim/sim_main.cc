@@ -150,8 +150,7 @@ std::vector<Tensor> Model(const std::string& name, uint64_t* elements) {
 
 Result MustSimulate(const std::vector<Tensor>& model, const Cluster& c, const Job& j,
                     int seeds = 1) {
-  absl::StatusOr<Result> r =
-      seeds == 1 ? Simulate(model, c, j) : SimulateMedian(model, c, j, seeds);
+  absl::StatusOr<Result> r = SimulateMedian(model, c, j, seeds);
   if (!r.ok()) {
     std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
     std::exit(2);
